@@ -45,7 +45,8 @@ def run_with_exit_codes(command: click.Command, args: list[str]) -> int:
         if "TEAMSYNC_DEBUG" in os.environ:
             traceback.print_exc()
         else:
-            click.echo("This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True)
+            click.echo(
+                "This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True
+            )
         return EXIT_UNEXPECTED
     return int(result) if isinstance(result, int) else EXIT_OK
-

@@ -53,9 +53,13 @@ def load_config(memdir: Path) -> SyncConfig:
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc.__class__.__name__}); fix or re-run init") from exc
-    if not isinstance(data, dict) or data.get("backend") not in ("git", "rest") or not isinstance(
-        data.get("url"), str
+        raise ConfigError(
+            f"{path}: not valid YAML ({exc.__class__.__name__}); fix or re-run init"
+        ) from exc
+    if (
+        not isinstance(data, dict)
+        or data.get("backend") not in ("git", "rest")
+        or not isinstance(data.get("url"), str)
     ):
         raise ConfigError(f"{path}: needs `backend: git|rest` and `url`; re-run `teamsync init`")
     fields = {k: data[k] for k in ("backend", "url", "branch", "repo", "token_file") if k in data}
