@@ -1,0 +1,122 @@
+"""``teamsync install-hooks``, ``teamsync guard`` and ``teamsync watch`` (click only).
+
+``guard`` sits on Claude Code's hot path, so this module imports nothing
+beyond click and the CLI plumbing at load time; each command imports its
+implementation when it runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from teamsync.cli._common import AppContext, finish, pass_app
+
+
+@click.command("install-hooks")
+@click.option(
+    "--claude-code",
+    is_flag=True,
+    help="Also merge teamsync's hooks into the project's .claude/settings.json (backup kept).",
+)
+@click.option(
+    "--git/--no-git",
+    "git_hooks",
+    default=True,
+    show_default=True,
+    help="Install the git hooks (pre-commit, pre-push, post-merge, post-checkout).",
+)
+@click.option(
+    "--uninstall", is_flag=True, help="Remove teamsync's hooks; restore the previous ones."
+)
+@pass_app
+def install_hooks(app: AppContext, claude_code: bool, git_hooks: bool, uninstall: bool) -> None:
+    """Install teamsync's git hooks (and Claude Code hooks) politely.
+
+    An existing hook is kept as <hook>.legacy and still runs first; uninstall
+    puts it back. core.hooksPath is followed when it points inside the
+    repository and refused otherwise.
+    """
+    from teamsync.commands.install_hooks import install_hooks as run
+
+    finish(run(app.settings, app.output, claude_code=claude_code, git=git_hooks, remove=uninstall))
+
+
+@click.command()
+@click.option(
+    "--event",
+    default="PreToolUse",
+    show_default=True,
+    metavar="NAME",
+    help="Hook event: PreToolUse, PostToolUse, SessionStart, Stop (Claude Code) or "
+    "post-merge, post-checkout (git).",
+)
+@pass_app
+def guard(app: AppContext, event: str) -> None:
+    """Claude Code hook: refuse unsafe writes into team memory (JSON on stdin).
+
+    With the default --event PreToolUse, a Write, Edit or MultiEdit into the
+    team directory is denied when its key is unsafe or the file it would
+    produce holds a likely secret; anything else is allowed at once.
+    """
+    from teamsync.hooks.guard import normalize_event
+
+    name = normalize_event(event)
+    if name is None:
+        raise click.BadParameter(f"unknown hook event {event!r}", param_hint="--event")
+    if name == "PreToolUse":
+        from teamsync.hooks.guard import run_guard
+
+        finish(run_guard(app.settings, sys.stdin, sys.stdout, sys.stderr))
+        return
+    from teamsync.hooks.events import run_event
+
+    finish(run_event(app.settings, name, sys.stdin, sys.stdout, sys.stderr))
+
+
+@click.command()
+@click.option(
+    "--debounce",
+    type=click.FloatRange(min=0.0),
+    default=2.0,
+    show_default=True,
+    help="Seconds of quiet after a change before pushing.",
+)
+@click.option(
+    "--pull-interval",
+    type=click.FloatRange(min=1.0),
+    default=300.0,
+    show_default=True,
+    help="Seconds between periodic pulls.",
+)
+@click.option(
+    "--retry-base",
+    type=click.FloatRange(min=0.01),
+    default=2.0,
+    show_default=True,
+    help="First retry delay after a failed push; doubles up to 300 s, with jitter.",
+)
+@click.option("--poll", is_flag=True, help="Poll the team directory instead of using watchdog.")
+@pass_app
+def watch(
+    app: AppContext, debounce: float, pull_interval: float, retry_base: float, poll: bool
+) -> None:
+    """Watch the team directory: push after changes, pull periodically (foreground).
+
+    Failed pushes are retried on a backoff timer; an authentication error
+    stops pushing until the configuration file changes. Ctrl-C or SIGTERM
+    exits cleanly after a final push of pending changes.
+    """
+    from teamsync.commands.watch import watch as run
+
+    finish(
+        run(
+            app.settings,
+            app.output,
+            debounce=debounce,
+            pull_interval=pull_interval,
+            retry_base=retry_base,
+            poll=poll,
+        )
+    )

@@ -1,0 +1,92 @@
+"""``teamsync recall``, ``extract`` and ``dream``: click only; the work is in
+:mod:`teamsync.commands.recall`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from teamsync.cli._common import AppContext, finish, pass_app
+
+_MODEL_HELP = "Claude model (default: TEAMSYNC_MODEL, else a current Sonnet)."
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="At most this many memories.",
+)
+@click.option("--offline", is_flag=True, help="Never call Claude: rank with SQLite FTS5/bm25.")
+@click.option("--explain", is_flag=True, help="Say why each memory was chosen.")
+@click.option("--model", default=None, help=_MODEL_HELP)
+@pass_app
+def recall(
+    app: AppContext,
+    query: tuple[str, ...],
+    limit: int,
+    offline: bool,
+    explain: bool,
+    model: str | None,
+) -> None:
+    """Show the memories relevant to QUERY, with freshness and code-drift notes.
+
+    With ANTHROPIC_API_KEY set (and no --offline), Claude picks from the newest
+    200 memory headers; otherwise, or if that call fails, a lexical ranking is
+    used. Each memory is capped at 200 lines / 4 KB.
+    """
+    from teamsync.commands.recall import run_recall
+
+    code = run_recall(
+        app.settings,
+        app.output,
+        query=" ".join(query),
+        limit=limit,
+        offline=offline,
+        explain=explain,
+        model=model,
+    )
+    finish(code)
+
+
+@click.command()
+@click.argument(
+    "transcript", type=click.Path(exists=True, dir_okay=False, readable=True, path_type=Path)
+)
+@click.option("--dry-run", is_flag=True, help="Print the proposed files; write nothing.")
+@click.option("--model", default=None, help=_MODEL_HELP)
+@pass_app
+def extract(app: AppContext, transcript: Path, dry_run: bool, model: str | None) -> None:
+    """Save what is worth remembering from a Claude Code TRANSCRIPT (JSONL).
+
+    Only messages after the previous run's cursor are read. Claude gets at most
+    5 turns and four tools confined to the memory directory; every write is
+    scanned for secrets. Needs ANTHROPIC_API_KEY.
+    """
+    from teamsync.commands.recall import run_extract
+
+    finish(
+        run_extract(app.settings, app.output, transcript=transcript, dry_run=dry_run, model=model)
+    )
+
+
+@click.command()
+@click.option("--force", is_flag=True, help="Skip the 24 h / 5 extractions gate.")
+@click.option("--dry-run", is_flag=True, help="Show the validated plan; change nothing.")
+@click.option("--model", default=None, help=_MODEL_HELP)
+@pass_app
+def dream(app: AppContext, force: bool, dry_run: bool, model: str | None) -> None:
+    """Consolidate memories: merge duplicates, resolve contradictions.
+
+    Runs at most once per 24 h and after 5 extractions unless --force. Refuses
+    a plan that removes over 25% of the memories or any without a reason;
+    pre-images are backed up first. Needs ANTHROPIC_API_KEY.
+    """
+    from teamsync.commands.recall import run_dream
+
+    finish(run_dream(app.settings, app.output, force=force, dry_run=dry_run, model=model))

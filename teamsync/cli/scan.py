@@ -1,0 +1,76 @@
+"""``teamsync scan``: click only; the work is :func:`teamsync.commands.scan.run_scan`."""
+
+from __future__ import annotations
+
+import click
+
+from teamsync.cli._common import AppContext, finish, pass_app
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option(
+    "--staged", is_flag=True, help="Scan the staged content (the index), not the work tree."
+)
+@click.option(
+    "--git-range",
+    metavar="A..B",
+    default=None,
+    help="Scan only the lines that the commits in A..B add (the CI case for a pull request).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif"]),
+    default="text",
+    show_default=True,
+    help="Report format; sarif is SARIF 2.1.0 for GitHub code scanning.",
+)
+@click.option("--output", metavar="FILE", default=None, help="Write the report to FILE.")
+@click.option(
+    "--baseline",
+    metavar="FILE",
+    default=None,
+    help="Ignore findings whose fingerprints are in this baseline file.",
+)
+@click.option(
+    "--update-baseline",
+    is_flag=True,
+    help="Write every current finding into the --baseline file and exit 0.",
+)
+@click.option(
+    "--no-generic",
+    is_flag=True,
+    help="Only the curated token rules; skip detect-secrets' generic password/entropy checks.",
+)
+@pass_app
+def scan(
+    app: AppContext,
+    paths: tuple[str, ...],
+    staged: bool,
+    git_range: str | None,
+    fmt: str,
+    output: str | None,
+    baseline: str | None,
+    update_baseline: bool,
+    no_generic: bool,
+) -> None:
+    """Find secrets in PATHs (files or directories; default: the memory dir or .).
+
+    Exit 1 when anything is found, 0 when clean, 2 on usage errors. Findings name
+    the file, line, rule and a fingerprint, never the secret. Allowlist a line with
+    a `teamsync: allow` comment, or record findings in a --baseline.
+    """
+    from teamsync.commands.scan import ScanRequest, run_scan
+
+    request = ScanRequest(
+        paths=paths,
+        staged=staged,
+        git_range=git_range,
+        format=fmt,
+        output=output,
+        baseline=baseline,
+        update_baseline=update_baseline,
+        generic=not no_generic,
+    )
+    finish(run_scan(app.settings, app.output, request))

@@ -1,0 +1,116 @@
+"""``teamsync init/status/pull/push/sync``: click only; the work is in
+:mod:`teamsync.commands.sync`."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from teamsync.cli._common import AppContext, finish, pass_app
+
+if TYPE_CHECKING:
+    from teamsync.sync.config import SyncConfig
+    from teamsync.sync.engine import Mode
+
+PROGRESS_THRESHOLD = 50
+"""Draw a progress bar when a run touches more files than this (on a terminal)."""
+
+
+class ProgressBar:
+    """A click progress bar on stderr, shown only on a terminal for big runs."""
+
+    def __init__(self, threshold: int = PROGRESS_THRESHOLD) -> None:
+        self.threshold = threshold
+        self._bar: Any = None
+
+    def start(self, total: int) -> None:
+        self.close()
+        if total > self.threshold and sys.stderr.isatty():
+            self._bar = click.progressbar(length=total, label="Syncing", file=sys.stderr)
+            self._bar.__enter__()
+
+    def advance(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Show what would happen; change nothing on either side."
+)
+
+
+@click.command()
+@click.option("--git", "git_url", metavar="URL", help="A git remote: URL, ssh, file:// or a path.")
+@click.option(
+    "--branch",
+    metavar="NAME",
+    default=None,
+    help="Git branch that holds the memory files (default: teamsync/memory).",
+)
+# Other backends add their options here (e.g. `--rest URL`, `--repo OWNER/NAME`) and a
+# case in `_init_config` below.
+@pass_app
+def init(app: AppContext, git_url: str | None, branch: str | None) -> None:
+    """Set up sync for this memory directory (config goes beside team/, never in it)."""
+    from teamsync.commands.sync import init as run_init
+
+    finish(run_init(app.settings, app.output, _init_config(git_url=git_url, branch=branch)))
+
+
+def _init_config(*, git_url: str | None, branch: str | None) -> SyncConfig:
+    from teamsync.sync.config import SyncConfig
+    from teamsync.sync.git import DEFAULT_BRANCH
+
+    if git_url:
+        return SyncConfig("git", git_url, branch or DEFAULT_BRANCH)
+    raise click.UsageError("say where to sync: `teamsync init --git URL [--branch NAME]`")
+
+
+def _run(app: AppContext, mode: Mode, dry_run: bool) -> None:
+    from teamsync.commands.sync import run
+
+    bar = ProgressBar()
+    try:
+        code = run(app.settings, app.output, mode=mode, dry_run=dry_run, progress=lambda: bar)
+    finally:
+        bar.close()
+    finish(code)
+
+
+@click.command()
+@dry_run_option
+@pass_app
+def status(app: AppContext, dry_run: bool) -> None:
+    """Show local changes, remote changes and would-be conflicts; change nothing."""
+    _run(app, "status", True)
+
+
+@click.command()
+@dry_run_option
+@pass_app
+def pull(app: AppContext, dry_run: bool) -> None:
+    """Bring the remote's changes into team/ (merging; never losing a local edit)."""
+    _run(app, "pull", dry_run)
+
+
+@click.command()
+@dry_run_option
+@pass_app
+def push(app: AppContext, dry_run: bool) -> None:
+    """Send local changes to the remote (files with secrets are held back)."""
+    _run(app, "push", dry_run)
+
+
+@click.command()
+@dry_run_option
+@pass_app
+def sync(app: AppContext, dry_run: bool) -> None:
+    """Pull, merge and push in one go. Exit 1 on conflicts or refused entries."""
+    _run(app, "sync", dry_run)

@@ -1,0 +1,187 @@
+"""``teamsync recall``, ``extract`` and ``dream``: call the library, print through :class:`Output`.
+
+JSON shapes (``--json``, one object on stdout):
+
+* recall: ``{"memories": [{"path", "score", "stale", "stale_reasons", "type",
+  "description", "age_days", "changed_at", "freshness_note", "why", "content",
+  "truncated"}], "selector": "claude"|"lexical", "notes": [...]}``; ``stale``
+  is true when code drift was found (see :mod:`teamsync.recall.drift`).
+* extract: ``{"new_messages", "written", "proposed": {path: content},
+  "refused": [{"path", "reason"}], "turns", "capped", "notes"}``.
+* dream: ``{"ran", "skipped", "refused", "summary", "writes": [{"path",
+  "reason"}], "deletions": [{"path", "reason"}], "backup", "problems"}``.
+
+Exit codes: 0 done (including "nothing to do"), 1 a refused dream plan or any
+other :class:`~teamsync.errors.TeamsyncError`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from teamsync.config import Settings
+from teamsync.output import Output
+from teamsync.recall.llm import Claude
+from teamsync.recall.recall import Recalled
+
+
+def _memory_json(m: Recalled) -> dict[str, Any]:
+    return {
+        "path": m.path,
+        "score": m.score,
+        "stale": m.stale,
+        "stale_reasons": list(m.stale_reasons),
+        "type": m.type,
+        "description": m.description,
+        "age_days": m.age_days,
+        "changed_at": m.changed_at,
+        "freshness_note": m.freshness,
+        "why": m.why,
+        "content": m.content,
+        "truncated": m.truncated,
+    }
+
+
+def _age(days: int) -> str:
+    return {0: "today", 1: "yesterday"}.get(days, f"{days} days old")
+
+
+def _show(output: Output, m: Recalled, explain: bool) -> None:
+    kind = m.type or "untyped"
+    output.info(f"── {m.path}  [{kind} · {_age(m.age_days)} · score {m.score:g}]")
+    if explain:
+        output.info(f"   why: {m.why}")
+    for reason in m.stale_reasons:
+        output.warn(f"{m.path} may be stale: {reason}")
+    if m.freshness:
+        output.info(f"   note: {m.freshness}")
+    output.info(m.content.rstrip("\n"))
+    if m.truncated:
+        output.info(m.truncated)
+    output.info("")
+
+
+def run_recall(
+    settings: Settings,
+    output: Output,
+    *,
+    query: str,
+    limit: int = 5,
+    offline: bool = False,
+    explain: bool = False,
+    model: str | None = None,
+    claude: Claude | None = None,
+) -> int:
+    """Print the memories relevant to ``query``."""
+    from teamsync.recall.recall import recall
+
+    result = recall(settings, query, limit=limit, offline=offline, claude=claude, model=model)
+    for note in result.notes:
+        output.warn(note)
+    if settings.json:
+        output.emit(
+            {
+                "memories": [_memory_json(m) for m in result.memories],
+                "selector": result.selector,
+                "notes": result.notes,
+            }
+        )
+        return 0
+    if not result.memories:
+        output.info(f"No memory matched ({result.selector} selection).")
+        return 0
+    noun = "memory" if len(result.memories) == 1 else "memories"
+    output.info(f"{len(result.memories)} {noun} ({result.selector} selection):\n")
+    for memory in result.memories:
+        _show(output, memory, explain)
+    return 0
+
+
+def run_extract(
+    settings: Settings,
+    output: Output,
+    *,
+    transcript: Path,
+    dry_run: bool = False,
+    model: str | None = None,
+    claude: Claude | None = None,
+) -> int:
+    """Extract memories from a transcript (or show what would be written)."""
+    from teamsync.recall.extract import extract
+
+    result = extract(settings, transcript, dry_run=dry_run, claude=claude, model=model)
+    for note in result.notes:
+        output.info(note)
+    for path, reason in result.refused:
+        output.warn(reason if reason.startswith("Refused") else f"{path}: {reason}")
+    if settings.json:
+        output.emit(
+            {
+                "new_messages": result.new_messages,
+                "written": [] if dry_run else result.written,
+                "proposed": result.proposed if dry_run else {},
+                "refused": [{"path": p, "reason": r} for p, r in result.refused],
+                "turns": result.turns,
+                "capped": result.capped,
+                "notes": result.notes,
+            }
+        )
+        return 0
+    if dry_run:
+        for path, content in result.proposed.items():
+            output.info(f"--- proposed {path} ---\n{content.rstrip()}\n")
+        output.info(f"dry run: {len(result.proposed)} file(s) proposed, nothing written")
+    elif result.written:
+        output.success(f"wrote {len(result.written)} memory file(s): " + ", ".join(result.written))
+    elif result.new_messages:
+        output.info("nothing worth remembering in the new messages")
+    return 0
+
+
+def run_dream(
+    settings: Settings,
+    output: Output,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    model: str | None = None,
+    claude: Claude | None = None,
+) -> int:
+    """Consolidate the memories; 1 when the plan was refused."""
+    from teamsync.recall.dream import PlanRefused, dream
+
+    payload: dict[str, Any] = {"ran": False, "skipped": None, "refused": None}
+    try:
+        result = dream(settings, force=force, dry_run=dry_run, claude=claude, model=model)
+    except PlanRefused as exc:
+        output.error(str(exc))
+        payload["refused"] = str(exc)
+        output.emit(payload)
+        return 1
+    plan = result.plan
+    payload.update(
+        ran=result.ran,
+        skipped=result.skipped,
+        summary=plan.summary if plan else None,
+        writes=[{"path": k, "reason": r} for k, (_, r) in (plan.writes if plan else {}).items()],
+        deletions=[{"path": k, "reason": r} for k, r in (plan.deletions if plan else {}).items()],
+        backup=str(result.backup) if result.backup else None,
+        problems=result.problems,
+    )
+    if settings.json:
+        output.emit(payload)
+        return 0
+    if result.skipped:
+        output.info(f"not consolidating: {result.skipped}")
+    for item in payload["writes"]:
+        output.info(f"write  {item['path']}: {item['reason']}")
+    for item in payload["deletions"]:
+        output.info(f"delete {item['path']}: {item['reason']}")
+    if result.ran:
+        output.success(f"consolidated: {plan.summary if plan else ''}".rstrip(": "))
+    if result.backup:
+        output.info(f"pre-images kept in {result.backup}")
+    for problem in result.problems:
+        output.warn(problem)
+    return 0

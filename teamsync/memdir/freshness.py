@@ -1,0 +1,103 @@
+"""Freshness: how old a memory is, without letting a sync make it look new.
+
+Claude Code ages a memory by its file mtime, so every pull resets the clock.
+teamsync records, per file, the time its *content* last changed (sync passes the
+remote's change time when it writes a pulled file) together with the content's
+checksum. :func:`changed_at` trusts that record only while the file still holds
+exactly that content; after a local edit it falls back to the mtime.
+
+Records live under ``<state_dir>/freshness/``, one small JSON file per memory
+(named by a hash of the memory's absolute path), so recording one change never
+rewrites the others. Record format version 1: ``{"v": 1, "path", "checksum",
+"changed_at"}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+STALE_AFTER_DAYS = 2
+RECORD_VERSION = 1
+_DAY = 86_400.0
+
+
+def age_days(changed_at: float, now: float) -> int:
+    """Whole days since ``changed_at`` (never negative, as Claude Code's memoryAge)."""
+    return max(0, math.floor((now - changed_at) / _DAY))
+
+
+def freshness_note(days: int) -> str | None:
+    """The staleness note recall attaches from two days on; None for fresher memories."""
+    if days < STALE_AFTER_DAYS:
+        return None
+    return (
+        f"This memory is {days} days old. Memories are point-in-time observations, "
+        "not live state: claims about code behavior or file:line citations may be outdated. "
+        "Verify against the current code before relying on it."
+    )
+
+
+def checksum_bytes(data: bytes) -> str:
+    """``sha256:<hex>``, the same value as :func:`teamsync.sync.base.checksum` of the text."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _record_path(state_dir: Path, file: Path) -> Path:
+    key = hashlib.sha256(os.fsencode(os.path.abspath(file))).hexdigest()[:40]
+    return state_dir / "freshness" / f"{key}.json"
+
+
+def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at: float) -> None:
+    """Remember that ``file`` holding ``content_checksum`` last changed at ``changed_at``."""
+    target = _record_path(state_dir, file)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "v": RECORD_VERSION,
+        "path": os.path.abspath(file),
+        "checksum": content_checksum,
+        "changed_at": float(changed_at),
+    }
+    fd, temp = tempfile.mkstemp(prefix=".teamsync-tmp-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _recorded(state_dir: Path, file: Path) -> tuple[str, float] | None:
+    try:
+        data = json.loads(_record_path(state_dir, file).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("v") != RECORD_VERSION:
+        return None
+    if data.get("path") != os.path.abspath(file):
+        return None
+    stamp, checksum = data.get("changed_at"), data.get("checksum")
+    if not isinstance(stamp, (int, float)) or not isinstance(checksum, str):
+        return None
+    return checksum, float(stamp)
+
+
+def changed_at(state_dir: Path, file: Path, content_checksum: str | None = None) -> float:
+    """When ``file``'s content last changed: the record while it matches, else the mtime.
+
+    ``content_checksum`` is the file's current checksum when the caller already
+    knows it; otherwise the file is read and hashed. Raises FileNotFoundError when
+    the file is gone.
+    """
+    mtime = file.stat().st_mtime
+    record = _recorded(state_dir, file)
+    if record is None:
+        return mtime
+    if content_checksum is None:
+        content_checksum = checksum_bytes(file.read_bytes())
+    return record[1] if record[0] == content_checksum else mtime

@@ -1,0 +1,280 @@
+"""``teamsync dream``: consolidate memories (merge duplicates, resolve contradictions).
+
+Gates, cheapest first (skipped with ``force``): at least :data:`MIN_HOURS`
+since the last consolidation and at least :data:`MIN_EXTRACTIONS` extractions
+since then. Then the PID lock (:mod:`teamsync.recall.lock`). Claude answers a
+structured plan ``{"summary", "writes": [{path, content, reason}],
+"deletions": [{path, reason}]}``, which is validated as a whole before
+anything is touched; the rewrite is refused when it would
+
+* remove more than :data:`MAX_DROP` (25%) of the memories,
+* remove a memory without a recorded reason, or one that does not exist,
+* write anything that is not a valid memory, touches ``MEMORY.md``, or holds
+  a secret (the guard's whole-content scan).
+
+Pre-images of every touched file (and both indexes) are copied to
+``dream-backups/<stamp>/`` in the state folder first, with the plan's reasons
+in ``plan.json``; then the writes go through the guard, deletions through
+:class:`~teamsync.security.fs.SafeDir`, and the indexes are regenerated and
+linted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from teamsync.config import Settings
+from teamsync.errors import ConfigError, LLMError, SecretFound, TeamsyncError
+from teamsync.memdir.format import INDEX_NAME, MEMORY_TYPES
+from teamsync.memdir.paths import memory_dir
+from teamsync.recall import llm, lock, state
+from teamsync.recall.tools import ToolError, check_memory, memory_key
+
+MIN_HOURS = 24
+MIN_EXTRACTIONS = 5
+MAX_DROP = 0.25
+MAX_PROMPT_CHARS = 300_000
+MAX_TOKENS = 16_000
+
+_ENTRY = {"path": {"type": "string"}, "reason": {"type": "string"}}
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summary": {"type": "string"},
+        "writes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {**_ENTRY, "content": {"type": "string"}},
+                "required": ["path", "content", "reason"],
+                "additionalProperties": False,
+            },
+        },
+        "deletions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": _ENTRY,
+                "required": ["path", "reason"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["summary", "writes", "deletions"],
+    "additionalProperties": False,
+}
+
+SYSTEM = f"""\
+You consolidate a coding assistant's memory directory. Each memory is a Markdown file with \
+YAML frontmatter (name, description, type: {", ".join(MEMORY_TYPES)}). Paths under team/ are \
+shared with the whole team; never move a memory between team/ and the private part.
+1. Orient: read every memory below.
+2. Consolidate: merge memories that say the same thing into one file (write the merged file, \
+delete the others); when two contradict, keep the newer fact and delete or fix the older; turn \
+relative dates into absolute ones.
+3. Prune: delete memories that are obsolete or derivable from code.
+Be conservative: an empty plan is fine. Every deletion needs a specific reason (e.g. "merged \
+into team/x.md"). Never delete more than a quarter of the memories. Written content must be a \
+complete memory file with frontmatter. Never include credentials. Do not touch MEMORY.md.
+Answer with the JSON plan only."""
+
+
+class PlanRefused(TeamsyncError):
+    """The consolidation plan broke a guard rail; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    summary: str
+    writes: dict[str, tuple[str, str]]
+    """path -> (content, reason)"""
+    deletions: dict[str, str]
+    """path -> reason"""
+
+
+@dataclass
+class DreamResult:
+    ran: bool
+    skipped: str | None = None
+    plan: Plan | None = None
+    backup: Path | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+def gate(root: Path, now: float) -> str | None:
+    """Why a consolidation should not run yet (None when it should)."""
+    last = state.last_dream(root)
+    if last is not None and now - last < MIN_HOURS * 3600:
+        return f"the last consolidation was {(now - last) / 3600:.1f} h ago (needs {MIN_HOURS} h)"
+    count = state.extractions_since(root, last or 0.0)
+    if count < MIN_EXTRACTIONS:
+        return f"{count} extraction(s) since the last consolidation (needs {MIN_EXTRACTIONS})"
+    return None
+
+
+def load_memories(memdir: Path) -> dict[str, str]:
+    """Every readable memory (``*.md`` except the indexes), by key; links are never followed."""
+    from teamsync.security.fs import SafeDir
+
+    out: dict[str, str] = {}
+    with SafeDir(memdir) as root:
+        for item in root.walk():
+            name = item.key.rsplit("/", 1)[-1]
+            if item.problem is None and name.endswith(".md") and name != INDEX_NAME:
+                try:
+                    out[item.key] = root.read_text(item.key)
+                except (OSError, TeamsyncError):
+                    continue
+    return out
+
+
+def render_prompt(memories: Mapping[str, str]) -> str:
+    parts, size = [], 0
+    for key in sorted(memories):
+        block = f"=== {key} ===\n{memories[key].rstrip()}\n"
+        if size + len(block) > MAX_PROMPT_CHARS:
+            parts.append("[… further memories omitted: do not change files not shown …]\n")
+            break
+        parts.append(block)
+        size += len(block)
+    return f"{len(memories)} memories:\n\n" + "\n".join(parts)
+
+
+def _reason(entry: Mapping[str, Any], what: str) -> str:
+    reason = entry.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise PlanRefused(f"refused: the plan would {what} without a recorded reason")
+    return reason.strip()
+
+
+def _writes(raw: Any) -> dict[str, tuple[str, str]]:
+    writes: dict[str, tuple[str, str]] = {}
+    for entry in raw:
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
+            raise LLMError("the plan's writes are malformed")
+        try:
+            key = memory_key(entry.get("path"))
+            check_memory(key, entry["content"])
+        except ToolError as exc:
+            raise PlanRefused(f"refused: {exc}") from exc
+        writes[key] = (entry["content"], _reason(entry, f"rewrite {key}"))
+    return writes
+
+
+def validate_plan(answer: Mapping[str, Any], existing: Mapping[str, str]) -> Plan:
+    """Check a plan against every guard rail; raises PlanRefused (or LLMError when malformed)."""
+    from teamsync.security.guard import guard_write
+
+    raw_writes, raw_deletions = answer.get("writes"), answer.get("deletions")
+    if not isinstance(raw_writes, list) or not isinstance(raw_deletions, list):
+        raise LLMError("the plan lacks writes/deletions lists")
+    writes = _writes(raw_writes)
+    deletions: dict[str, str] = {}
+    for entry in raw_deletions:
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(path, str) or path not in existing:
+            raise PlanRefused(f"refused: the plan deletes {path!r}, which is not a memory")
+        if path in writes:
+            raise PlanRefused(f"refused: the plan both rewrites and deletes {path}")
+        deletions[path] = _reason(entry, f"remove {path}")
+    if len(deletions) > MAX_DROP * len(existing):
+        share = 100 * len(deletions) / max(1, len(existing))
+        raise PlanRefused(
+            f"refused: the plan would remove {len(deletions)} of {len(existing)} memories "
+            f"({share:.0f}%), more than the {MAX_DROP:.0%} limit; nothing was changed"
+        )
+    for key, (content, _) in writes.items():
+        try:
+            guard_write(key, content)
+        except SecretFound as exc:
+            rules = ", ".join(sorted({f.rule for f in exc.findings}))
+            raise PlanRefused(
+                f"refused: the rewrite of {key} holds a likely secret ({rules})"
+            ) from exc
+    summary = answer.get("summary")
+    return Plan(summary if isinstance(summary, str) else "", writes, deletions)
+
+
+def backup(memdir: Path, memories: Mapping[str, str], plan: Plan, folder: Path) -> Path:
+    """Copy the pre-image of every file the plan touches, both indexes and the plan itself."""
+    folder.mkdir(parents=True, mode=0o700)
+    touched = [k for k in [*plan.writes, *plan.deletions] if k in memories]
+    for key in touched:
+        target = folder / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(memories[key], encoding="utf-8")
+    for index in (INDEX_NAME, f"team/{INDEX_NAME}"):
+        source = memdir / index
+        if source.is_file() and not source.is_symlink():
+            (folder / index).parent.mkdir(parents=True, exist_ok=True)
+            (folder / index).write_bytes(source.read_bytes())
+    record = {
+        "summary": plan.summary,
+        "writes": {k: reason for k, (_, reason) in plan.writes.items()},
+        "deletions": plan.deletions,
+        "existed_before": touched,
+    }
+    (folder / "plan.json").write_text(json.dumps(record, indent=2), encoding="utf-8")
+    return folder
+
+
+def apply_plan(memdir: Path, plan: Plan) -> list[str]:
+    """Write, delete, regenerate both indexes; returns the lint problems left."""
+    from teamsync.memdir.lint import fix_memdir
+    from teamsync.security.fs import SafeDir
+    from teamsync.security.guard import safe_write
+
+    with SafeDir(memdir) as root:
+        for key, (content, _) in plan.writes.items():
+            safe_write(root, key, content)
+        for key in plan.deletions:
+            root.delete(key)
+    fixed = fix_memdir(memdir)
+    return [f"{p.path}: {p.message}" for p in fixed.problems]
+
+
+def dream(
+    settings: Settings,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    claude: llm.Claude | None = None,
+    model: str | None = None,
+) -> DreamResult:
+    """Run one gated, locked, guarded consolidation."""
+    memdir = memory_dir(settings)
+    if not memdir.is_dir():
+        raise ConfigError(
+            f"memory directory {memdir} does not exist; pass --dir or set TEAMSYNC_DIR"
+        )
+    root = state.state_root(settings.state_dir, memdir)
+    now = time.time()
+    reason = None if force else gate(root, now)
+    if reason is not None:
+        return DreamResult(ran=False, skipped=reason + "; use --force to run anyway")
+    claude = claude or llm.from_settings(settings, model=model, timeout=300.0)
+    if claude is None:
+        raise ConfigError("dream needs ANTHROPIC_API_KEY: Claude proposes the consolidation")
+    with lock.held(root / "dream.lock"):
+        memories = load_memories(memdir)
+        if not memories:
+            return DreamResult(ran=False, skipped="there are no memories to consolidate")
+        answer = claude.structured(
+            system=SYSTEM, prompt=render_prompt(memories), schema=PLAN_SCHEMA, max_tokens=MAX_TOKENS
+        )
+        plan = validate_plan(answer, memories)
+        if dry_run:
+            return DreamResult(ran=False, skipped="dry run: nothing changed", plan=plan)
+        folder = None
+        if plan.writes or plan.deletions:
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now)) + f"-{os.getpid()}"
+            folder = backup(memdir, memories, plan, root / "dream-backups" / stamp)
+            problems = apply_plan(memdir, plan)
+        state.set_last_dream(root, now)
+    return DreamResult(ran=True, plan=plan, backup=folder, problems=problems if folder else [])

@@ -1,0 +1,267 @@
+"""Key validation: the one pure function every gate calls before touching a file.
+
+A *key* is a relative POSIX path inside ``team/`` (``notes/db.md``). Keys come
+from the network (the REST server, a git remote), from disk and from users, so
+every gate (pull, push, scan, the server, the guard) calls :func:`key_problem`
+or :func:`validate_key` before any filesystem call. The checks reject, never
+repair: a key that needs fixing is refused with a short reason.
+
+Checks, in order (the first failing one is the reason):
+
+1. not a string, empty;
+2. NUL, C0/C1 control characters and DEL, lone surrogates (undecodable names),
+   Unicode line/paragraph separators, bidi controls (U+202A-U+202E,
+   U+2066-U+2069, U+200E/F, U+061C), zero-width and tag characters;
+3. longer than :data:`MAX_KEY_LENGTH` UTF-8 bytes;
+4. URL encoding (``%xx`` and IIS ``%uXXXX``), decoded repeatedly until stable
+   (at most :data:`MAX_DECODE_ROUNDS` rounds): overlong UTF-8 (``%c0%ae``), or a
+   decoded form holding ``..``/``.`` segments, a new ``/``, a backslash, a
+   colon (drive letter) or a control character;
+5. NFKC normalization that yields ``/``, ``\\``, NUL, ``..`` or ``.`` that the
+   key did not have (fullwidth ``．．／＼``), or a drive letter (``a：b``);
+6. UNC prefixes, absolute paths, drive letters, backslashes, colons (NTFS
+   alternate data streams);
+7. per segment: empty (``a//b``, trailing ``/``), ``.`` and ``..``, longer than
+   :data:`MAX_SEGMENT_LENGTH` bytes, ending in a dot or space, characters
+   Windows forbids, Windows device names (``CON``, ``con.md``, ``COM¹``),
+   ``.git``, and teamsync's temp-file prefix; more than :data:`MAX_DEPTH`
+   segments;
+8. not NFC-normalized (so two spellings of one name cannot both exist).
+
+Limits: 255 bytes per segment is NAME_MAX on ext4, XFS, btrfs and APFS, and
+255 UTF-8 bytes never exceed NTFS's 255 UTF-16 units, so every accepted
+segment can be created everywhere. 1024 bytes for the whole key is macOS's
+PATH_MAX; memory names are short slugs, and the bound keeps the work per key
+(and the directories :mod:`teamsync.security.fs` walks) small. teamsync opens
+paths one segment at a time relative to a directory fd, so the team
+directory's own prefix does not count against it.
+
+Collisions (keys equal after NFKC + case folding, which would overwrite each
+other on macOS and Windows) are a property of a *set* of keys:
+:func:`find_collisions` and :func:`keys_problems`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Final
+from urllib.parse import unquote_to_bytes
+
+from teamsync.errors import KeyRejected
+
+MAX_KEY_LENGTH: Final = 1024
+"""Maximum UTF-8 bytes in a key (macOS PATH_MAX)."""
+MAX_SEGMENT_LENGTH: Final = 255
+"""Maximum UTF-8 bytes in one path segment (NAME_MAX on common file systems)."""
+MAX_DEPTH: Final = 32
+"""Maximum number of segments in a key."""
+MAX_DECODE_ROUNDS: Final = 4
+"""URL-decoding rounds before a still-changing key is refused as nested too deeply."""
+TEMP_PREFIX: Final = ".teamsync-tmp-"
+"""Prefix of teamsync's own temporary files; no key may use it."""
+
+_BAD_CHAR = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e"
+    r"\u2060\u2066-\u2069\ufeff\U000e0000-\U000e007f\ud800-\udfff]"
+)
+_PCT_U = re.compile(r"%[uU]([0-9A-Fa-f]{4})")
+_OVERLONG = re.compile(
+    rb"[\xc0\xc1][\x80-\xbf]|\xe0[\x80-\x9f][\x80-\xbf]|\xf0[\x80-\x8f][\x80-\xbf]{2}"
+)
+_DRIVE = re.compile(r"[A-Za-z]:")
+_WINDOWS_FORBIDDEN = re.compile(r'[<>"|?*]')
+_RESERVED: Final = frozenset(
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
+    | {f"{dev}{n}" for dev in ("COM", "LPT") for n in (*"0123456789", "¹", "²", "³")}
+)
+
+
+def _char_problem(key: str) -> str | None:
+    """Reject NUL, controls, surrogates and invisible or direction-changing characters."""
+    match = _BAD_CHAR.search(key)
+    if match is None:
+        return None
+    char = match.group()
+    code = ord(char)
+    if code == 0:
+        return "contains NUL"
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return "contains a control character"
+    if 0xD800 <= code <= 0xDFFF:
+        return "contains a lone surrogate (name is not valid UTF-8)"
+    if char in "\u2028\u2029":
+        return "contains a line or paragraph separator"
+    if char in "\u061c\u200e\u200f" or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
+        return "contains a bidi control character"
+    return "contains an invisible character"
+
+
+def _decoded_problem(original: str, decoded: str) -> str | None:
+    """Judge one URL-decoded form of ``original``."""
+    if _BAD_CHAR.search(decoded):
+        return "URL-encoded control or invisible character"
+    for form in (decoded, unicodedata.normalize("NFKC", decoded)):
+        if any(c in form for c in "\\\x00:") or form.count("/") != original.count("/"):
+            return "URL-encoded traversal"
+        if any(seg in (".", "..") for seg in form.split("/")):
+            return "URL-encoded traversal"
+    return None
+
+
+def _url_problem(key: str) -> str | None:
+    """Decode ``%xx``/``%uXXXX`` until stable (bounded) and check every round."""
+    if "%" not in key:
+        return None
+    current = key
+    for _ in range(MAX_DECODE_ROUNDS):
+        unicode_decoded = _PCT_U.sub(lambda m: chr(int(m.group(1), 16)), current)
+        raw = unquote_to_bytes(unicode_decoded.encode("utf-8", "surrogatepass"))
+        if _OVERLONG.search(raw):
+            return "URL-encoded overlong UTF-8"
+        decoded = raw.decode("utf-8", "replace")
+        if decoded == current:
+            return None
+        problem = _decoded_problem(key, decoded)
+        if problem is not None:
+            return problem
+        current = decoded
+    return "URL encoding nested too deeply"
+
+
+def _nfkc_problem(key: str) -> str | None:
+    """Reject keys whose NFKC form gains a separator, NUL or a dot segment."""
+    if key.isascii():
+        return None
+    nfkc = unicodedata.normalize("NFKC", key)
+    if nfkc == key:
+        return None
+    for char, label in (("\x00", "NUL"), ("/", "'/'"), ("\\", "'\\'")):
+        if nfkc.count(char) > key.count(char):
+            return f"NFKC normalization yields {label}"
+    if nfkc[1:2] == ":":  # 'a：b' becomes the drive-relative 'a:b'
+        return "NFKC normalization yields a drive letter"
+    for new, old in zip(nfkc.split("/"), key.split("/"), strict=False):
+        if ".." in new and ".." not in old:
+            return "NFKC normalization yields '..'"
+        if new == "." and old != ".":
+            return "NFKC normalization yields '.'"
+    return _url_problem(nfkc)
+
+
+def _shape_problem(key: str) -> str | None:
+    """Reject UNC, absolute, drive-letter, backslash and colon forms."""
+    if key.startswith(("//", "\\\\")):
+        return "UNC prefix"
+    if key.startswith(("/", "\\")):
+        return "absolute path"
+    if _DRIVE.match(key):
+        return "drive letter"
+    if "\\" in key:
+        return "contains a backslash"
+    if ":" in key:
+        return "contains ':' (NTFS alternate data stream)"
+    return None
+
+
+def _segment_problem(seg: str) -> str | None:
+    """Reject one non-empty path segment that is unsafe or unportable."""
+    if seg == "..":
+        return "contains '..' segment"
+    if seg == ".":
+        return "contains '.' segment"
+    if len(seg) * 4 > MAX_SEGMENT_LENGTH and len(seg.encode("utf-8")) > MAX_SEGMENT_LENGTH:
+        return f"segment longer than {MAX_SEGMENT_LENGTH} bytes"
+    if seg.endswith((".", " ")):
+        return "segment ends with a dot or space"
+    forbidden = _WINDOWS_FORBIDDEN.search(seg)
+    if forbidden is not None:
+        return f"contains {forbidden.group()!r}, which Windows forbids"
+    stem = seg.split(".", 1)[0].rstrip(" ").upper()
+    if stem in _RESERVED:
+        return f"Windows-reserved name {stem!r}"
+    if seg.rstrip(". ").casefold() == ".git":
+        return "reserved name '.git'"
+    if seg.startswith(TEMP_PREFIX):
+        return f"uses teamsync's temp-file prefix {TEMP_PREFIX!r}"
+    return None
+
+
+def _segments_problem(key: str) -> str | None:
+    segments = key.split("/")
+    if len(segments) > MAX_DEPTH:
+        return f"nested more than {MAX_DEPTH} levels deep"
+    for index, seg in enumerate(segments):
+        if not seg:
+            last = index == len(segments) - 1
+            return "ends with '/'" if last else "contains an empty segment ('//')"
+        problem = _segment_problem(seg)
+        if problem is not None:
+            return problem
+    return None
+
+
+def key_problem(key: str) -> str | None:
+    """Return why ``key`` is unacceptable, or ``None`` when it is a safe key.
+
+    Pure and deterministic; never touches the filesystem.
+    """
+    if not isinstance(key, str):
+        return "not a string"
+    if not key:
+        return "empty key"
+    problem = _char_problem(key)
+    if problem is not None:
+        return problem
+    if len(key) > MAX_KEY_LENGTH or len(key.encode("utf-8")) > MAX_KEY_LENGTH:
+        return f"key longer than {MAX_KEY_LENGTH} bytes"
+    for check in (_url_problem, _nfkc_problem, _shape_problem, _segments_problem):
+        problem = check(key)
+        if problem is not None:
+            return problem
+    if not key.isascii() and not unicodedata.is_normalized("NFC", key):
+        return "not NFC-normalized"
+    return None
+
+
+def validate_key(key: str) -> str:
+    """Return ``key`` unchanged when acceptable; raise :class:`KeyRejected` otherwise."""
+    problem = key_problem(key)
+    if problem is not None:
+        raise KeyRejected(repr(key) if not isinstance(key, str) else key, problem)
+    return key
+
+
+def fold_key(key: str) -> str:
+    """The collision class of ``key``: NFKC, case-folded, NFKC again (canonical caseless)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", key).casefold())
+
+
+def find_collisions(keys: Iterable[str]) -> list[list[str]]:
+    """Groups (sorted, deterministic) of distinct keys that are equal after :func:`fold_key`."""
+    groups: dict[str, set[str]] = {}
+    for key in keys:
+        groups.setdefault(fold_key(key), set()).add(key)
+    return sorted(sorted(group) for group in groups.values() if len(group) > 1)
+
+
+def keys_problems(keys: Iterable[str]) -> dict[str, str]:
+    """Every rejected key of a set with its reason, collisions included.
+
+    Every member of a colliding group is rejected: which spelling should win
+    cannot be decided safely.
+    """
+    unique = set(keys)
+    problems = {key: p for key in unique if (p := key_problem(key)) is not None}
+    valid = [key for key in unique if key not in problems]
+    for group in find_collisions(valid):
+        for key in group:
+            other = next(k for k in group if k != key)
+            problems[key] = f"collides with {other!r} after case folding or normalization"
+    return problems
+
+
+def is_memory_key(key: str) -> bool:
+    """True when ``key`` names a memory file: its last segment is ``<stem>.md``."""
+    return key.endswith(".md") and len(key.rsplit("/", 1)[-1]) > len(".md")

@@ -1,0 +1,320 @@
+"""The ASGI app: Claude Code's team-memory wire format plus teamsync's extensions.
+
+FastAPI (over Starlette) because the OpenAPI document comes for free from the
+same pydantic models that parse the PUT body, and schemathesis tests the
+server against that document. The PUT body is read by hand
+(:func:`~teamsync.server.limits.read_limited`) so size limits bite before the
+body is buffered. Storage calls are blocking and run in the thread pool.
+
+Routes (see docs/server.md)::
+
+    GET  /api/claude_code/team_memory?repo=R[&view=hashes]   200 | 304 | 404
+    PUT  /api/claude_code/team_memory?repo=R                 200 | 409 | 412 | 413 | 422
+    GET  /api/claude_code/team_memory/history?repo=R&after=N&limit=M      (extension)
+    GET  /api/claude_code/team_memory/capabilities                         (extension)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from teamsync._version import __version__
+from teamsync.errors import ServerError, UsageError
+from teamsync.server import models
+from teamsync.server.checks import Refusal, check_put, write_reply
+from teamsync.server.limits import (
+    HISTORY_PAGE,
+    MAX_HISTORY_PAGE,
+    BodyTooLarge,
+    ServerConfig,
+    error_body,
+    iso,
+    normalize_repo,
+    parse_etags,
+    read_limited,
+)
+from teamsync.server.storage import Storage, TokenRecord, WriteRequest, open_storage
+from teamsync.server.tokens import verify_token
+
+log = logging.getLogger("teamsync.server")
+PATH = "/api/claude_code/team_memory"
+EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
+CAPS_HEADER = "X-Teamsync-Extensions"
+BATCH_BYTES = 200_000
+_bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
+_NO_TELEMETRY: Any = {
+    "tracing": False,
+    "metrics": False,
+    "logs": False,
+    "operation_spans": False,
+    "auto_configure": False,
+}
+"""FastAPI's OpenTelemetry hooks stay off: no spans or logs that could carry request data."""
+Creds = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def _err(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(error_body(code, message, **extra), status_code=status, headers=headers)
+
+
+def _authorize(
+    storage: Storage, creds: HTTPAuthorizationCredentials | None, repo: str, *, write: bool
+) -> TokenRecord | JSONResponse:
+    if creds is None or creds.scheme.lower() != "bearer":
+        return _err(401, "unauthorized", "missing bearer token (Authorization: Bearer …)")
+    record = verify_token(storage, creds.credentials)
+    if record is None:
+        return _err(401, "unauthorized", "unknown or revoked token")
+    if record.repo != repo:
+        return _err(403, "forbidden", "this token is scoped to another repository")
+    if write and record.read_only:
+        return _err(403, "forbidden", "this token is read-only")
+    return record
+
+
+def _repo(raw: str) -> str | JSONResponse:
+    try:
+        return normalize_repo(raw)
+    except UsageError as exc:
+        return _err(422, "team_memory_invalid_repo", str(exc))
+
+
+def create_app(config: ServerConfig, *, storage: Storage | None = None) -> FastAPI:
+    """The app over ``config.db_url`` (or an already open ``storage``, closed at shutdown)."""
+    store = storage if storage is not None else open_storage(config.db_url)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.close()
+
+    app = FastAPI(
+        title="teamsync server",
+        version=__version__,
+        description="Claude Code team-memory wire format plus teamsync extensions.",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+        telemetry=_NO_TELEMETRY,
+    )
+    app.state.storage = store
+    app.state.config = config
+    _install_handlers(app)
+    _read_routes(app, store, config)
+    _write_route(app, store, config)
+    return app
+
+
+def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        where = [".".join(str(p) for p in e.get("loc", ())) for e in exc.errors()]
+        return _err(422, "team_memory_invalid_request", f"invalid request: {', '.join(where)}")
+
+    @app.exception_handler(ServerError)
+    async def unavailable(_: Request, exc: ServerError) -> JSONResponse:
+        log.error("storage failure: %s", exc)
+        resp = _err(503, "team_memory_storage_unavailable", "storage unavailable; retry later")
+        resp.headers["Retry-After"] = "1"
+        return resp
+
+
+def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
+    caps = {CAPS_HEADER: ",".join(EXTENSIONS)}
+
+    @app.get(
+        PATH,
+        response_model=models.FullView | models.HashesView,
+        responses={304: {"description": "Not modified"}, **models.errors(401, 403, 404, 422, 503)},
+    )
+    async def get_memory(
+        creds: Creds,
+        repo: str = Query(max_length=1000),
+        view: Literal["hashes"] | None = None,
+        if_none_match: str | None = Header(default=None),
+    ) -> Response:
+        return await run_in_threadpool(_get, store, repo, view, if_none_match, creds, caps)
+
+    @app.get(
+        PATH + "/history",
+        response_model=models.HistoryPage,
+        responses=models.errors(401, 403, 422, 503),
+    )
+    async def get_history(
+        creds: Creds,
+        repo: str = Query(max_length=1000),
+        after: int = Query(default=0, ge=0, le=2**62),
+        limit: int = Query(default=HISTORY_PAGE, ge=1, le=MAX_HISTORY_PAGE),
+    ) -> Response:
+        return await run_in_threadpool(_history, store, repo, after, limit, creds)
+
+    @app.get(PATH + "/capabilities", response_model=models.Capabilities)
+    async def capabilities() -> dict[str, Any]:
+        limits = {
+            "max_entries": config.max_entries,
+            "max_entry_bytes": config.max_entry_bytes,
+            "max_body_bytes": config.max_body_bytes,
+            "batch_bytes": BATCH_BYTES,
+        }
+        return {
+            "server": "teamsync",
+            "version": __version__,
+            "extensions": list(EXTENSIONS),
+            "limits": limits,
+        }
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, bool]:
+        return {"ok": True}
+
+
+def _get(
+    store: Storage,
+    raw_repo: str,
+    view: str | None,
+    if_none_match: str | None,
+    creds: HTTPAuthorizationCredentials | None,
+    caps: dict[str, str],
+) -> Response:
+    repo = _repo(raw_repo)
+    if isinstance(repo, JSONResponse):
+        return repo
+    auth = _authorize(store, creds, repo, write=False)
+    if isinstance(auth, JSONResponse):
+        return auth
+    head = store.head(repo)
+    if head is None:
+        return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
+    etag = {"ETag": f'"{head.checksum}"', **caps}
+    tags = parse_etags(if_none_match)
+    if head.checksum in tags or "*" in tags:
+        return Response(status_code=304, headers=etag)
+    state = store.state(repo, contents=view != "hashes")
+    if state is None:
+        return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
+    h = state.head
+    etag["ETag"] = f'"{h.checksum}"'
+    stamps = {k: iso(v) for k, v in state.updated_at.items()}
+    common = {"checksum": h.checksum, "version": h.version, "lastModified": iso(h.last_modified)}
+    if view == "hashes":
+        body = {**common, "entryChecksums": dict(state.checksums), "entryLastModified": stamps}
+    else:
+        content = {"entries": dict(state.entries or {}), "entryChecksums": dict(state.checksums)}
+        body = {"repo": repo, **common, "content": content, "entryLastModified": stamps}
+    return JSONResponse(body, headers=etag)
+
+
+def _history(
+    store: Storage,
+    raw_repo: str,
+    after: int,
+    limit: int,
+    creds: HTTPAuthorizationCredentials | None,
+) -> Response:
+    repo = _repo(raw_repo)
+    if isinstance(repo, JSONResponse):
+        return repo
+    auth = _authorize(store, creds, repo, write=False)
+    if isinstance(auth, JSONResponse):
+        return auth
+    items = store.history(repo, after=after, limit=limit)
+    rows = [
+        {
+            "id": i.id,
+            "at": iso(i.at),
+            "who": i.who,
+            "key": i.key,
+            "checksum": i.checksum,
+            "action": i.action,
+        }
+        for i in items
+    ]
+    nxt = items[-1].id if len(items) == limit else None
+    return JSONResponse({"repo": repo, "items": rows, "next_after": nxt})
+
+
+def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
+    schema = models.PutBody.model_json_schema()
+    extra = {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+    @app.put(
+        PATH,
+        response_model=models.PutResult,
+        openapi_extra=extra,
+        responses=models.errors(400, 401, 403, 409, 412, 413, 422, 503),
+    )
+    async def put_memory(
+        request: Request,
+        creds: Creds,
+        repo: str = Query(max_length=1000),
+        if_match: str | None = Header(default=None),
+        if_none_match: str | None = Header(default=None),
+    ) -> Response:
+        norm = _repo(repo)
+        if isinstance(norm, JSONResponse):
+            return norm
+        auth = await run_in_threadpool(_authorize, store, creds, norm, write=True)
+        if isinstance(auth, JSONResponse):
+            return auth
+        try:
+            raw = await read_limited(
+                request.headers.get("content-length"), request.stream(), config.max_body_bytes
+            )
+        except BodyTooLarge as exc:
+            msg = f"request body over {exc.limit} bytes; send smaller batches"
+            return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
+        body = _parse_body(raw)
+        if isinstance(body, Refusal):
+            return JSONResponse(body.body, status_code=body.status)
+        refusal = await run_in_threadpool(check_put, body, config)
+        if refusal is not None:
+            log.info("PUT repo=%s token=%s refused %s", norm, auth.id, refusal.status)
+            return JSONResponse(refusal.body, status_code=refusal.status)
+        tags = parse_etags(if_match)
+        req = WriteRequest(
+            upserts=body.entries,
+            deletes=body.deletes,
+            if_match=tags[0] if tags and tags[0] != "*" else None,
+            create_only="*" in parse_etags(if_none_match),
+            base_checksums=body.baseChecksums,
+            who=auth.label,
+            max_entries=config.max_entries,
+        )
+        result = await run_in_threadpool(store.write, norm, req, time.time())
+        log.info(
+            "PUT repo=%s token=%s upserts=%d deletes=%d -> %s",
+            norm,
+            auth.id,
+            len(req.upserts),
+            len(req.deletes),
+            type(result).__name__,
+        )
+        reply = write_reply(result)
+        headers = {"ETag": f'"{reply.body["checksum"]}"'} if reply.status == 200 else None
+        return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+
+
+def _parse_body(raw: bytes) -> models.PutBody | Refusal:
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return Refusal(400, error_body("team_memory_invalid_body", "body is not UTF-8 JSON"))
+    try:
+        return models.PutBody.model_validate(data)
+    except ValidationError as exc:
+        where = sorted({".".join(str(p) for p in e["loc"][:1]) for e in exc.errors()})
+        msg = f"body does not match the schema at: {', '.join(where) or 'top level'}"
+        return Refusal(422, error_body("team_memory_invalid_body", msg))

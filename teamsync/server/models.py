@@ -1,0 +1,96 @@
+"""Pydantic models of the wire format: they parse PUT bodies and document every
+response in the OpenAPI document (``/openapi.json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PutBody(BaseModel):
+    """PUT body. ``entries`` is Claude Code's; ``deletes`` and ``baseChecksums`` are
+    teamsync extensions that a plain client never sends."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    entries: dict[str, str] = Field(default_factory=dict)
+    deletes: list[str] = Field(default_factory=list)
+    baseChecksums: dict[str, str | None] | None = None  # noqa: N815 - wire name
+
+
+class Content(BaseModel):
+    entries: dict[str, str]
+    entryChecksums: dict[str, str]  # noqa: N815
+
+
+class FullView(BaseModel):
+    repo: str
+    version: int
+    lastModified: str  # noqa: N815
+    checksum: str
+    content: Content
+    entryLastModified: dict[str, str]  # noqa: N815 - extension
+
+
+class HashesView(BaseModel):
+    checksum: str
+    version: int
+    lastModified: str  # noqa: N815
+    entryChecksums: dict[str, str]  # noqa: N815
+    entryLastModified: dict[str, str]  # noqa: N815 - extension
+
+
+class PutResult(BaseModel):
+    checksum: str
+    lastModified: str  # noqa: N815
+    version: int
+    changedKeys: list[str]  # noqa: N815 - extension
+
+
+class HistoryEntry(BaseModel):
+    id: int
+    at: str
+    who: str
+    key: str
+    checksum: str | None
+    action: str
+
+
+class HistoryPage(BaseModel):
+    repo: str
+    items: list[HistoryEntry]
+    next_after: int | None
+
+
+class Limits(BaseModel):
+    max_entries: int
+    max_entry_bytes: int
+    max_body_bytes: int
+    batch_bytes: int
+
+
+class Capabilities(BaseModel):
+    server: str
+    version: str
+    extensions: list[str]
+    limits: Limits
+
+
+class ErrorDetails(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    error_code: str
+
+
+class ErrorInfo(BaseModel):
+    message: str
+    details: ErrorDetails
+
+
+class ErrorBody(BaseModel):
+    error: ErrorInfo
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` for error statuses, all with :class:`ErrorBody`."""
+    return {code: {"model": ErrorBody} for code in codes}

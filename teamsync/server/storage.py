@@ -1,0 +1,172 @@
+"""The server's storage interface and the plain data it trades in.
+
+One :class:`Storage` per server process. Two implementations share one
+transactional algorithm (:mod:`teamsync.server.storage_sql`):
+:class:`~teamsync.server.storage_sqlite.SqliteStorage` (the default, embedded)
+and :class:`~teamsync.server.storage_postgres.PostgresStorage` (several server
+replicas on one database). :func:`open_storage` picks one from a URL.
+
+A repository's *store checksum* is deterministic: sha256 over the sorted
+``(key, entry checksum)`` pairs of its live entries (:func:`store_checksum`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from teamsync.errors import ConfigError
+
+DEFAULT_MAX_ENTRIES = 5_000
+SQLITE_NAME = "server.sqlite3"
+
+
+def store_checksum(entry_checksums: Mapping[str, str]) -> str:
+    """The store checksum: ``sha256:`` over ``key NUL checksum LF`` for sorted keys.
+
+    Keys never contain NUL or LF (key validation rejects control characters),
+    so the encoding is unambiguous. An empty store has a fixed checksum.
+    """
+    digest = hashlib.sha256()
+    for key in sorted(entry_checksums):
+        digest.update(key.encode("utf-8") + b"\0" + entry_checksums[key].encode("ascii") + b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+EMPTY_CHECKSUM = store_checksum({})
+
+
+@dataclass(frozen=True)
+class Head:
+    """The cheap part of a repository's state (enough for ETag checks)."""
+
+    version: int
+    checksum: str
+    last_modified: float
+
+
+@dataclass(frozen=True)
+class RepoState:
+    """A consistent view of one repository's live entries."""
+
+    head: Head
+    checksums: Mapping[str, str]
+    updated_at: Mapping[str, float]
+    entries: Mapping[str, str] | None = None
+    """key -> content; None when loaded without contents."""
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """One PUT, already validated key by key by the app."""
+
+    upserts: Mapping[str, str]
+    deletes: Sequence[str] = ()
+    if_match: str | None = None
+    """The store checksum the client planned against (``EMPTY_CHECKSUM`` for none)."""
+    create_only: bool = False
+    """``If-None-Match: *``: refuse when the store already holds data."""
+    base_checksums: Mapping[str, str | None] | None = None
+    """Per-key compare-and-swap (extension): key -> expected checksum or None (absent)."""
+    who: str = "unknown"
+    max_entries: int = DEFAULT_MAX_ENTRIES
+
+
+@dataclass(frozen=True)
+class WriteOk:
+    head: Head
+    changed: tuple[str, ...]
+    """Keys whose stored value changed (upserted or deleted)."""
+
+
+RefusalKind = Literal["precondition", "conflict", "too_many_entries", "collision"]
+
+
+@dataclass(frozen=True)
+class WriteRefused:
+    kind: RefusalKind
+    keys: tuple[str, ...] = ()
+    """Conflicting keys (``conflict``) or ``new, existing`` pairs flattened (``collision``)."""
+    max_entries: int = 0
+    received_entries: int = 0
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    id: int
+    at: float
+    who: str
+    key: str
+    checksum: str | None
+    action: Literal["upsert", "delete"]
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    id: str
+    token_hash: str
+    repo: str
+    read_only: bool
+    label: str
+    created_at: float
+    revoked_at: float | None = None
+
+
+class Storage(Protocol):
+    """What the app needs from a database. Every method is one transaction."""
+
+    url: str
+
+    def head(self, repo: str) -> Head | None:
+        """None when the repository holds nothing yet."""
+        ...
+
+    def state(self, repo: str, *, contents: bool) -> RepoState | None: ...
+
+    def write(self, repo: str, request: WriteRequest, now: float) -> WriteOk | WriteRefused:
+        """Apply ``request`` atomically, or refuse it without changing anything."""
+        ...
+
+    def history(self, repo: str, *, after: int, limit: int) -> list[HistoryItem]: ...
+
+    def add_token(self, record: TokenRecord) -> None: ...
+
+    def get_token(self, token_id: str) -> TokenRecord | None: ...
+
+    def list_tokens(self) -> list[TokenRecord]: ...
+
+    def revoke_token(self, token_id: str, now: float) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+def default_db_url(data_dir: Path) -> str:
+    return f"sqlite:///{data_dir / SQLITE_NAME}"
+
+
+def redact_url(url: str) -> str:
+    """``scheme://user:***@host/db``: never print a database password."""
+    scheme, sep, rest = url.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not sep or not at:
+        return url
+    user = creds.partition(":")[0]
+    return f"{scheme}://{user}:***@{host}"
+
+
+def open_storage(url: str) -> Storage:
+    """``sqlite:///path`` (``sqlite:///:memory:`` for tests) or ``postgresql://…``."""
+    if url.startswith("sqlite:///"):
+        from teamsync.server.storage_sqlite import SqliteStorage
+
+        return SqliteStorage(url)
+    if url.startswith(("postgresql://", "postgres://")):
+        from teamsync.server.storage_postgres import PostgresStorage
+
+        return PostgresStorage(url)
+    raise ConfigError(
+        f"unsupported database URL {redact_url(url)!r}: use sqlite:///PATH or postgresql://…"
+    )

@@ -1,0 +1,129 @@
+"""PostgreSQL storage (``postgresql://…``), for several server replicas on one database.
+
+psycopg 3 is imported here only, when a PostgreSQL URL is used. Writes run in
+READ COMMITTED transactions that first take ``SELECT … FOR UPDATE`` on the
+repository row, so replicas serialize per repository; reads run in REPEATABLE
+READ READ ONLY transactions, so a pull sees one consistent version. The schema
+is created under a transaction-scoped advisory lock (replicas may start together).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from teamsync.errors import ConfigError, ServerError
+from teamsync.server.storage import redact_url
+from teamsync.server.storage_sql import Row, SqlStorage
+
+if TYPE_CHECKING:
+    import psycopg
+
+POOL_SIZE = 16
+POOL_WAIT_S = 30.0
+SCHEMA_LOCK = 7_272_737
+
+
+def _pg(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+class _Tx:
+    def __init__(self, conn: psycopg.Connection[Row]) -> None:
+        self.conn = conn
+
+    def q(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        cur = self.conn.execute(_pg(sql), params)
+        return cur.fetchall() if cur.description else []
+
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        with self.conn.cursor() as cur:
+            cur.executemany(_pg(sql), rows)
+
+
+class PostgresStorage(SqlStorage):
+    serial = "BIGSERIAL PRIMARY KEY"
+    real = "DOUBLE PRECISION"
+    lock_suffix = " FOR UPDATE"
+
+    def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
+        try:
+            import psycopg  # noqa: F401
+        except ImportError as exc:
+            raise ConfigError(
+                "PostgreSQL storage needs psycopg 3: pip install 'teamsync[postgres]'"
+            ) from exc
+        self.url = url
+        self._idle: queue.LifoQueue[psycopg.Connection[Row]] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(pool_size)
+        with self._tx(write=True) as tx:
+            tx.q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+            for stmt in self._schema():
+                tx.q(stmt)
+
+    def _connect(self) -> psycopg.Connection[Row]:
+        import psycopg
+
+        try:
+            return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise ServerError(
+                f"cannot connect to PostgreSQL at {redact_url(self.url)}: "
+                f"{type(exc).__name__}; check --db and that the database is running"
+            ) from exc
+
+    @contextmanager
+    def _checkout(self) -> Iterator[psycopg.Connection[Row]]:
+        if not self._slots.acquire(timeout=POOL_WAIT_S):
+            raise ServerError("PostgreSQL connection pool exhausted; retry later")
+        conn = None
+        try:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                conn = self._connect()
+            yield conn
+            self._idle.put(conn)
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        finally:
+            self._slots.release()
+
+    @contextmanager
+    def _tx(self, *, write: bool) -> Iterator[_Tx]:
+        import psycopg
+
+        begin = "BEGIN" if write else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        with self._checkout() as conn:
+            try:
+                conn.execute(begin)
+                yield _Tx(conn)
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                _rollback(conn)
+                state = getattr(exc, "sqlstate", None)
+                raise ServerError(f"PostgreSQL failed: {type(exc).__name__} ({state})") from exc
+            except BaseException:
+                _rollback(conn)
+                raise
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
+def _rollback(conn: psycopg.Connection[Row]) -> None:
+    import psycopg
+
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error:
+        conn.close()

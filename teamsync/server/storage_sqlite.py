@@ -1,0 +1,104 @@
+"""SQLite storage: the embedded default (``sqlite:///PATH``).
+
+WAL journal (readers never block the writer), ``busy_timeout`` so concurrent
+writers wait instead of failing, ``BEGIN IMMEDIATE`` for every write so the
+repository state read inside a write transaction cannot change under it, and
+``synchronous=FULL`` so an acknowledged PUT survives a power cut. Each thread
+gets its own connection; several server processes may share one file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from teamsync.errors import ConfigError, ServerError
+from teamsync.server.storage_sql import Row, SqlStorage
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class _Tx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def q(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        self.conn.executemany(sql, rows)
+
+
+class SqliteStorage(SqlStorage):
+    def __init__(self, url: str) -> None:
+        self.url = url
+        raw = url.removeprefix("sqlite:///")
+        if not raw or raw == ":memory:":
+            raise ConfigError("SQLite storage needs a file: use sqlite:///PATH")
+        self.path = Path(raw if raw.startswith("/") else "/" + raw)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        self._create_file()
+        with self._tx(write=True) as tx:
+            for stmt in self._schema():
+                tx.q(stmt)
+
+    def _create_file(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the database {self.path}: {exc.strerror}") from exc
+        os.close(fd)
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._guard:
+                self._conns.append(conn)
+        return conn
+
+    @contextmanager
+    def _tx(self, *, write: bool) -> Iterator[_Tx]:
+        try:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise ServerError(f"SQLite database {self.path} unavailable: {exc}") from exc
+        try:
+            yield _Tx(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            raise ServerError(f"SQLite database {self.path} failed: {exc}") from exc
+        except BaseException:
+            _rollback(conn)
+            raise
+
+    def close(self) -> None:
+        with self._guard:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")

@@ -1,0 +1,332 @@
+"""Turning planned steps into gated local writes and a remote change set.
+
+Every byte that crosses the boundary passes the same gate in both directions:
+key validation, ``*.md`` and the size limit, and a whole-content secret scan
+(:func:`teamsync.security.guard.guard_write`). A refused incoming entry is not
+written; a refused outgoing file is held back while the rest goes on. Reasons
+name the rule and line, never the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from teamsync.errors import SecretFound, TeamsyncError
+from teamsync.memdir.format import INDEX_NAME
+from teamsync.memdir.freshness import record_change
+from teamsync.security.fs import SafeDir
+from teamsync.security.guard import guard_write, safe_write
+from teamsync.sync.base import Applied, ChangeSet, checksum
+from teamsync.sync.local import fix_index, read_memory
+from teamsync.sync.merge import merge3, union_lines
+from teamsync.sync.plan import (
+    ADOPT,
+    DELETE_LOCAL,
+    DELETE_REMOTE,
+    FORGET,
+    MERGE,
+    PULL,
+    Step,
+    conflict_name,
+    is_conflict_copy_of,
+)
+from teamsync.sync.state import BaseStore, FileStat
+
+if TYPE_CHECKING:
+    from teamsync.sync.engine import Progress, SyncReport
+
+BATCH = 200
+"""Local writes per base-store transaction."""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Conflict:
+    key: str
+    """The name the remote version keeps."""
+    copy: str | None
+    """Where the local version was kept."""
+
+
+@dataclass
+class LocalWrite:
+    key: str
+    kind: str
+    """pull, delete, merge, conflict, copy, adopt or forget."""
+    text: str | None = None
+    expect: str | None = None
+    """The checksum the local file must still have (None: must be absent)."""
+    base: tuple[str, str] | None = None
+    advance: bool = True
+    changed_at: float | None = None
+    copy: str | None = None
+
+    @property
+    def touch(self) -> bool:
+        return self.kind not in (ADOPT, FORGET)
+
+
+def gate_reason(exc: BaseException) -> str:
+    """A one-line reason naming rules and lines, never content."""
+    if isinstance(exc, SecretFound):
+        rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in exc.findings}))
+        return f"contains a likely secret: {rules}"
+    return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)
+
+
+class Applier:
+    """Holds one run's context and its report."""
+
+    def __init__(
+        self,
+        team: SafeDir,
+        state: BaseStore,
+        report: SyncReport,
+        *,
+        who: str,
+        now: float,
+        freshness_dir: Path | None,
+    ) -> None:
+        self.team, self.state, self.report = team, state, report
+        self.who, self.now, self.freshness_dir = who, now, freshness_dir
+
+    # -- reporting ------------------------------------------------------------------
+    def reject(self, key: str, reason: str, *, held: bool = False) -> None:
+        items = self.report.held_back if held else self.report.rejected
+        self.report.add(items, [Rejection(key, reason)])
+
+    def note_rejected(self, remote: Mapping[str, str], local: Mapping[str, str]) -> None:
+        for key, reason in sorted(remote.items()):
+            self.reject(key, f"remote entry refused: {reason}")
+        for key, reason in sorted(local.items()):
+            self.reject(key, f"local file not synced: {reason}")
+
+    def hold_merges(self, steps: list[Step]) -> list[Step]:
+        for s in steps:
+            if s.action == MERGE:
+                self.reject(
+                    s.key, "changed on the remote too: run `teamsync sync` to merge", held=True
+                )
+        return [s for s in steps if s.action in (ADOPT, FORGET)]
+
+    # -- incoming -------------------------------------------------------------------
+    def _local_text(self, key: str, expect: str | None) -> str | None:
+        """The local text when it still has checksum ``expect`` (else None: skip this round)."""
+        try:
+            text = read_memory(self.team, key)
+        except (OSError, TeamsyncError):
+            return None
+        return text if checksum(text) == expect else None
+
+    def _gate_in(self, key: str, text: str) -> bool:
+        try:
+            guard_write(key, text)
+        except TeamsyncError as exc:
+            self.reject(key, f"remote version not written: {gate_reason(exc)}")
+            return False
+        return True
+
+    def prepare_incoming(
+        self,
+        steps: Sequence[Step],
+        texts: Mapping[str, str],
+        changed_at: Mapping[str, float],
+        local: Mapping[str, str],
+        remote_keys: Iterable[str] = (),
+    ) -> list[LocalWrite]:
+        writes: list[LocalWrite] = []
+        taken = set(local) | set(remote_keys)
+        for s in steps:
+            if s.action == FORGET:
+                writes.append(LocalWrite(s.key, FORGET))
+            elif s.action == ADOPT:
+                text = self._local_text(s.key, s.local)
+                if text is not None:
+                    writes.append(LocalWrite(s.key, ADOPT, base=(checksum(text), text)))
+            elif s.action == DELETE_LOCAL:
+                writes.append(LocalWrite(s.key, "delete", expect=s.local))
+            elif s.key in texts and self._gate_in(s.key, texts[s.key]):
+                remote = texts[s.key]
+                when = changed_at.get(s.key)
+                if s.action == PULL:
+                    base = (checksum(remote), remote)
+                    writes.append(LocalWrite(s.key, PULL, remote, s.local, base, changed_at=when))
+                else:
+                    writes.extend(self._merge(s, remote, when, local, taken))
+        return writes
+
+    def _merge(
+        self,
+        s: Step,
+        remote: str,
+        when: float | None,
+        local: Mapping[str, str],
+        taken: set[str],
+    ) -> list[LocalWrite]:
+        mine = self._local_text(s.key, s.local)
+        if mine is None:
+            return []
+        base_text = (self.state.content(s.key) if s.base else None) or ""
+        merged = merge3(base_text, mine, remote)
+        if merged is None and s.key.rsplit("/", 1)[-1] == INDEX_NAME:
+            merged = union_lines(remote, mine)
+        new_base = (checksum(remote), remote)
+        if merged is not None:
+            try:
+                guard_write(s.key, merged)
+            except TeamsyncError as exc:
+                self.reject(s.key, f"merge not written: {gate_reason(exc)}", held=True)
+                return []
+            return [LocalWrite(s.key, MERGE, merged, s.local, new_base)]
+        copy = next(
+            (k for k, c in local.items() if c == s.local and is_conflict_copy_of(k, s.key)), None
+        )
+        out = []
+        if copy is None:
+            copy = conflict_name(s.key, self.who, self.now, taken)
+            taken.add(copy)
+            out.append(LocalWrite(copy, "copy", mine, None, advance=False))
+        conflict = LocalWrite(
+            s.key, "conflict", remote, s.local, new_base, changed_at=when, copy=copy
+        )
+        return [*out, conflict]
+
+    def apply_local(self, writes: Sequence[LocalWrite], progress: Progress | None) -> bool:
+        """Apply ``writes`` in batches; advance the base after each durable batch.
+
+        Returns True when the writes created local changes to push (merges, copies).
+        """
+        more = False
+        for start in range(0, len(writes), BATCH):
+            batch = writes[start : start + BATCH]
+            done = [w for w in batch if self._apply_one(w)]
+            self._commit(done)
+            more = more or any(w.kind in (MERGE, "copy") for w in done)
+            if progress is not None:
+                progress.advance(sum(1 for w in batch if w.touch))
+        return more
+
+    def _apply_one(self, w: LocalWrite) -> bool:
+        if not w.touch:
+            return True
+        try:
+            current = self.team.stat(w.key)
+            if current is None:
+                if w.expect is not None and w.kind != "delete":
+                    return False
+            elif w.expect is None or self._local_text(w.key, w.expect) is None:
+                return False
+            if w.kind == "conflict" and (
+                w.copy is None or self._local_text(w.copy, w.expect) is None
+            ):
+                return False  # the local version must be safe in its copy first
+            if w.text is None:
+                self.team.delete(w.key)
+            else:
+                safe_write(self.team, w.key, w.text, mtime=w.changed_at)
+        except TeamsyncError as exc:
+            self.reject(w.key, f"not written: {gate_reason(exc)}")
+            return False
+        self._report_write(w)
+        return True
+
+    def _report_write(self, w: LocalWrite) -> None:
+        r = self.report
+        if w.kind == "delete":
+            r.add(r.deleted, [w.key])
+            return
+        r.add(r.written, [w.key])
+        if w.kind == MERGE:
+            r.add(r.merged, [w.key])
+        elif w.kind == "conflict":
+            r.add(r.conflicts, [Conflict(w.key, w.copy)])
+
+    def _commit(self, done: Iterable[LocalWrite]) -> None:
+        entries: dict[str, tuple[str, str] | None] = {}
+        stats: list[tuple[str, FileStat, str]] = []
+        for w in done:
+            if w.advance:
+                entries[w.key] = w.base
+            if w.kind in (PULL, MERGE, "conflict", "copy") and w.text is not None:
+                st = self.team.stat(w.key)
+                if st is not None:
+                    stats.append((w.key, FileStat.of(st), checksum(w.text)))
+                if self.freshness_dir is not None and w.changed_at is not None:
+                    record_change(
+                        self.freshness_dir, self.team.root / w.key, checksum(w.text), w.changed_at
+                    )
+        self.state.advance(entries)
+        self.state.remember_stats(stats)
+
+    def fix_index(self, writes: Sequence[LocalWrite], local: Mapping[str, str]) -> bool:
+        """Regenerate ``MEMORY.md`` when this round changed the set of files or the index."""
+        created = {w.key for w in writes if w.touch and w.text is not None and w.key not in local}
+        deleted = {w.key for w in writes if w.kind == "delete"}
+        if not (created or deleted or any(w.key == INDEX_NAME and w.touch for w in writes)):
+            return False
+        keys = (set(local) | created) - deleted
+        try:
+            changed = fix_index(self.team, keys)
+        except TeamsyncError as exc:
+            self.reject(INDEX_NAME, f"index not regenerated: {gate_reason(exc)}")
+            return False
+        if changed:
+            self.report.add(self.report.written, [INDEX_NAME])
+        return changed
+
+    # -- outgoing -------------------------------------------------------------------
+    def prepare_outgoing(self, steps: Sequence[Step], version: str | None, dry: bool) -> ChangeSet:
+        upserts: dict[str, str] = {}
+        deletes: list[str] = []
+        preconditions: dict[str, str | None] = {}
+        for s in steps:
+            if s.action == DELETE_REMOTE:
+                deletes.append(s.key)
+                preconditions[s.key] = s.remote
+                continue
+            text = self._local_text(s.key, s.local)
+            if text is None:
+                continue
+            try:
+                guard_write(s.key, text)
+            except TeamsyncError as exc:
+                self.reject(s.key, f"not pushed: {gate_reason(exc)}", held=True)
+                continue
+            upserts[s.key] = text
+            preconditions[s.key] = s.remote
+        return ChangeSet(upserts, deletes, version, preconditions, _message(upserts, deletes))
+
+    def pushed(self, changes: ChangeSet, result: Applied) -> None:
+        entries: dict[str, tuple[str, str] | None] = {
+            key: (checksum(text), text) for key, text in changes.upserts.items()
+        }
+        entries.update({key: None for key in changes.deletes})
+        self.state.advance(entries)
+        self.report.add(self.report.pushed, sorted(changes.upserts))
+        self.report.add(self.report.remote_deleted, sorted(changes.deletes))
+        self.report.version = result.version
+
+    def report_planned(self, writes: Sequence[LocalWrite], changes: ChangeSet) -> None:
+        for w in writes:
+            if w.touch:
+                self._report_write(w)
+        self.report.add(self.report.pushed, sorted(changes.upserts))
+        self.report.add(self.report.remote_deleted, sorted(changes.deletes))
+
+
+def _message(upserts: Mapping[str, str], deletes: Sequence[str], limit: int = 50) -> str:
+    n = len(upserts) + len(deletes)
+    lines = [f"teamsync: update {n} memor{'y' if n == 1 else 'ies'}", ""]
+    entries = [f"M {k}" for k in sorted(upserts)] + [f"D {k}" for k in sorted(deletes)]
+    lines.extend(entries[:limit])
+    if len(entries) > limit:
+        lines.append(f"... and {len(entries) - limit} more")
+    return "\n".join(lines) + "\n"

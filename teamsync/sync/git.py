@@ -1,0 +1,212 @@
+"""The git backend: team memory on a dedicated branch of any git remote.
+
+The files live on an orphan branch (default ``teamsync/memory``) that holds
+only memory files, in any repository git can reach: ``file://``, a plain path,
+ssh or https. A bare cache clone in ``Settings.cache_dir/git/`` fetches just
+that branch; nothing is ever checked out, so a hostile tree cannot plant a
+symlink or a submodule on disk. :meth:`GitBackend.snapshot` refuses (and
+reports through :attr:`Snapshot.rejected`) symlinks, gitlinks, keys that fail
+validation, non-``*.md`` files, non-UTF-8 content and blobs over the size
+limit.
+
+Push builds a commit on top of the fetched head in a private index (the
+user's git identity, a message listing the keys) and pushes it without force:
+a non-fast-forward answer becomes :class:`PreconditionFailed`, and the engine
+fetches, reconciles and retries. Credentials come from git's own helpers;
+URLs are sanitized before they appear in any message.
+
+All git processes go through :mod:`teamsync.sync.gitcmd`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from teamsync.config import Settings
+from teamsync.errors import BackendError, MemoryFormatError
+from teamsync.memdir.format import decode_memory
+from teamsync.security.keys import find_collisions
+from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
+from teamsync.sync.config import SyncConfig
+from teamsync.sync.gitcmd import GitRunner, TreeEntry, sanitize_url
+from teamsync.sync.local import file_problem
+from teamsync.sync.plan import safe_who
+
+DEFAULT_BRANCH = "teamsync/memory"
+_MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)"}
+
+__all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config", "sanitize_url"]
+
+
+class GitBackend:
+    """A :class:`~teamsync.sync.base.Backend` over one branch of one git remote."""
+
+    name = "git"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        branch: str = DEFAULT_BRANCH,
+        cache_dir: Path,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.url, self.branch = url, branch
+        digest = hashlib.sha256(f"{url}\0{branch}".encode()).hexdigest()[:24]
+        self.path = cache_dir / "git" / digest
+        self._tracking = f"refs/remotes/origin/{branch}"
+        self._lock_fd = _lock(cache_dir / "git" / f"{digest}.lock")
+        self._git = GitRunner(self.path, environ)
+        self._git.ensure_bare(url, branch)
+        self._listing: dict[str, TreeEntry] = {}
+        self._blobs: dict[str, bytes] = {}
+        self._head: str | None = None
+
+    # -- Backend ----------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """Fetch the branch, then list and vet its tree."""
+        self._head = self._git.fetch(self.branch, self._tracking)
+        entries = self._git.ls_tree(self._head) if self._head else []
+        checksums: dict[str, str] = {}
+        rejected: dict[str, str] = {}
+        self._listing = {}
+        usable = []
+        for entry in entries:
+            problem = _MODES.get(entry.mode) or (
+                None if entry.kind == "blob" else f"{entry.kind} object (refused)"
+            )
+            problem = problem or entry.key_problem or file_problem(entry.key, entry.size)
+            if problem:
+                rejected[entry.key] = problem
+            else:
+                usable.append(entry)
+        sums = self._checksums([e.sha for e in usable])
+        for entry in usable:
+            value = sums.get(entry.sha)
+            if value is None or value.startswith("!"):
+                rejected[entry.key] = value[1:] if value else "unreadable blob"
+                continue
+            checksums[entry.key] = value
+            self._listing[entry.key] = entry
+        for group in find_collisions(checksums):
+            for key in group:
+                rejected[key] = "differs only by case or Unicode form from another remote key"
+                checksums.pop(key, None)
+        return Snapshot(self._head, checksums, _CommitTimes(self._git, self._head), rejected)
+
+    def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
+        wanted = {k: self._listing[k].sha for k in keys if k in self._listing}
+        missing = [sha for sha in wanted.values() if sha not in self._blobs]
+        self._blobs.update(self._git.read_blobs(missing))
+        out: dict[str, str] = {}
+        for key, sha in wanted.items():
+            try:
+                out[key] = decode_memory(self._blobs[sha], key)
+            except (KeyError, MemoryFormatError):
+                continue
+        return out
+
+    def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
+        """Commit ``changes`` on the fetched head and push without force."""
+        if changes.base_version != self._head:
+            return PreconditionFailed()
+        moved = [
+            key
+            for key, expected in changes.base_checksums.items()
+            if self._current(key) != expected
+        ]
+        if moved:
+            return PreconditionFailed(moved)
+        commit = self._git.commit(self._head, changes.upserts, changes.deletes, changes.message)
+        if commit == self._head:
+            return Applied(self._head, {})
+        if not self._git.push(commit, self.branch, self._tracking):
+            return PreconditionFailed()
+        self._head = commit
+        return Applied(commit, {k: checksum(v) for k, v in changes.upserts.items()})
+
+    def identity(self) -> str:
+        return safe_who(self._git.identity())
+
+    def close(self) -> None:
+        self._git.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- helpers ----------------------------------------------------------------
+    def _current(self, key: str) -> str | None:
+        entry = self._listing.get(key)
+        return None if entry is None else self._git.sums.get(entry.sha)
+
+    def _checksums(self, shas: Sequence[str]) -> dict[str, str]:
+        """blob sha1 -> ``sha256:…`` (or ``!reason``), cached across runs."""
+        known = self._git.sums
+        unknown = sorted({s for s in shas if s not in known})
+        if unknown:
+            blobs = self._git.read_blobs(unknown)
+            fresh = {}
+            for sha in unknown:
+                data = blobs.get(sha)
+                fresh[sha] = _blob_sum(data)
+                if data is not None and len(self._blobs) < 20_000:
+                    self._blobs[sha] = data
+            self._git.remember_sums(fresh)
+        return {s: known[s] for s in shas if s in known}
+
+
+def _blob_sum(data: bytes | None) -> str:
+    if data is None:
+        return "!unreadable blob"
+    try:
+        return checksum(decode_memory(data, "blob"))
+    except MemoryFormatError as exc:
+        return "!" + exc.message
+
+
+def _lock(path: Path) -> int | None:
+    """Hold an exclusive lock on the cache clone for this backend's lifetime."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError as exc:
+        os.close(fd)
+        raise BackendError(f"cannot lock the git cache {path}: {exc.strerror}") from exc
+    return fd
+
+
+class _CommitTimes(Mapping[str, float]):
+    """key -> commit time of the newest commit that touched it; computed on first use."""
+
+    def __init__(self, git: GitRunner, head: str | None) -> None:
+        self._git, self._head = git, head
+        self._times: dict[str, float] | None = None
+
+    def _load(self) -> dict[str, float]:
+        if self._times is None:
+            self._times = self._git.change_times(self._head) if self._head else {}
+        return self._times
+
+    def __getitem__(self, key: str) -> float:
+        return self._load()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+def from_config(config: SyncConfig, settings: Settings) -> GitBackend:
+    """The backend factory :mod:`teamsync.commands.sync` calls (see ``BACKENDS``)."""
+    return GitBackend(
+        config.url,
+        branch=config.branch or DEFAULT_BRANCH,
+        cache_dir=settings.cache_dir,
+        environ=settings.environ,
+    )

@@ -1,0 +1,130 @@
+"""The local side of a sync: list and hash the team directory, fix up its index.
+
+Everything goes through :class:`~teamsync.security.fs.SafeDir` (no symlink is
+ever followed). Hashing is skipped for files whose ``(size, mtime_ns, inode)``
+matches the base store's stat cache, so a no-op sync reads no file contents.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from teamsync.errors import MemoryFormatError, TeamsyncError
+from teamsync.memdir.format import INDEX_NAME, MAX_MEMORY_BYTES, Memory, decode_memory, parse_memory
+from teamsync.memdir.index import indexed_keys, normalize_target, regenerate_index
+from teamsync.security.fs import SafeDir
+from teamsync.security.guard import safe_write
+from teamsync.security.keys import find_collisions, is_memory_key, key_problem
+from teamsync.sync.base import checksum
+from teamsync.sync.state import BaseStore, FileStat
+
+NOT_MEMORY = "not a memory file: only *.md files are synced"
+TOO_BIG = f"over the {MAX_MEMORY_BYTES:,}-byte limit for one memory"
+
+
+@dataclass
+class LocalTree:
+    """The team directory as the engine sees it."""
+
+    checksums: dict[str, str] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)
+
+
+def file_problem(key: str, size: int | None = None) -> str | None:
+    """Why ``key`` (of ``size`` bytes) may not travel in either direction, or None."""
+    problem = key_problem(key)
+    if problem is not None:
+        return problem
+    if not is_memory_key(key):
+        return NOT_MEMORY
+    if size is not None and size > MAX_MEMORY_BYTES:
+        return TOO_BIG
+    return None
+
+
+def read_memory(team: SafeDir, key: str) -> str:
+    """The text at ``key``; MemoryFormatError when binary, not UTF-8 or too big."""
+    return decode_memory(team.read_bytes(key), key)
+
+
+def scan_local(team: SafeDir, state: BaseStore) -> LocalTree:
+    """Checksum every syncable file; everything else lands in ``rejected`` with a reason."""
+    tree = LocalTree()
+    fresh: list[tuple[str, FileStat, str]] = []
+    started = time.time_ns()
+    for item in team.walk():
+        key = item.key
+        problem = item.problem
+        st = team.stat(key) if problem is None else None
+        if problem is None and st is None:
+            continue  # vanished while listing
+        problem = problem or file_problem(key, st.st_size if st else None)
+        if problem is not None or st is None:
+            tree.rejected[key] = problem or "vanished while listing"
+            continue
+        fst = FileStat.of(st)
+        cached = state.cached_checksum(key, fst)
+        if cached is None:
+            try:
+                cached = checksum(read_memory(team, key))
+            except (TeamsyncError, OSError) as exc:
+                tree.rejected[key] = _reason(exc)
+                continue
+            fresh.append((key, fst, cached))
+        tree.checksums[key] = cached
+    _reject_collisions(tree)
+    gone = state.stat_keys() - tree.checksums.keys()
+    state.remember_stats(fresh, gone, seen_ns=started)
+    return tree
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, MemoryFormatError):
+        return exc.message
+    return getattr(exc, "reason", None) or str(exc) or type(exc).__name__
+
+
+def _reject_collisions(tree: LocalTree) -> None:
+    for group in find_collisions(tree.checksums):
+        for key in group:
+            others = ", ".join(k for k in group if k != key)
+            tree.rejected[key] = f"differs only by case or Unicode form from {others}"
+            tree.checksums.pop(key, None)
+
+
+def index_is_consistent(index_text: str, keys: Iterable[str]) -> bool:
+    """Does the index link exactly the memory files that exist (no dead links, none missing)?"""
+    memories = {normalize_target(k) for k in keys if k != INDEX_NAME}
+    return indexed_keys(index_text) == memories
+
+
+def fix_index(team: SafeDir, keys: Iterable[str]) -> bool:
+    """Regenerate ``MEMORY.md`` when it exists and links the wrong set of files.
+
+    Titles and hooks already in the index are kept; entries for new files come
+    from their frontmatter. Returns True when the index was rewritten.
+    """
+    key_list = sorted(k for k in keys if k != INDEX_NAME)
+    try:
+        text = read_memory(team, INDEX_NAME)
+    except FileNotFoundError:
+        return False
+    if index_is_consistent(text, key_list):
+        return False
+    memories: dict[str, Memory] = {}
+    for key in key_list:
+        try:
+            body = read_memory(team, key)
+        except (FileNotFoundError, TeamsyncError):
+            continue
+        try:
+            memories[key] = parse_memory(body, key)
+        except MemoryFormatError:
+            memories[key] = Memory(name=None, description=None, type=None, body=body)
+    new = regenerate_index(memories, existing=text)
+    if new == text:
+        return False
+    safe_write(team, INDEX_NAME, new)
+    return True

@@ -1,0 +1,162 @@
+"""The base store: what was last synced, per key, for one (team dir, remote) pair.
+
+Three-way reconciliation needs, for every key, the checksum both sides last
+agreed on (the *base*) and that content itself (the merge base). They live in
+one SQLite file under ``Settings.state_dir/sync/``, named by a hash of the real
+team directory and the remote's identity, never inside ``team/`` and never
+synced. Every update is one SQLite transaction (atomic and durable with
+``synchronous=FULL``), and callers advance the base only after the file writes
+it describes have been fsynced.
+
+The store also caches ``(size, mtime_ns, inode) -> checksum`` for local files,
+so a no-op sync does not re-read unchanged files. An entry whose mtime is not
+safely older than the moment it was recorded is not trusted (git's "racily
+clean" rule).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+RACY_NS = 2_000_000_000
+"""A stat entry is trusted only if the file's mtime is this much older than the recording."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS base (key TEXT PRIMARY KEY, checksum TEXT NOT NULL, content TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS stat (
+    key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ino INTEGER NOT NULL, checksum TEXT NOT NULL, seen_ns INTEGER NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class FileStat:
+    size: int
+    mtime_ns: int
+    ino: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStat:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def store_path(state_dir: Path, team_root: Path, remote_id: str) -> Path:
+    """Where the base for (real team dir, remote) lives."""
+    real = os.path.realpath(team_root)
+    digest = hashlib.sha256(f"{real}\0{remote_id}".encode()).hexdigest()[:32]
+    return state_dir / "sync" / f"{digest}.sqlite3"
+
+
+class BaseStore:
+    """Per-key base checksums and contents, plus the local stat cache."""
+
+    def __init__(self, path: Path, *, remote_id: str = "", team: str = "") -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+        with self.transaction():
+            self._set_meta("schema", str(SCHEMA_VERSION))
+            if remote_id:
+                self._set_meta("remote", remote_id)
+            if team:
+                self._set_meta("team", team)
+        self._stats: dict[str, tuple[FileStat, str, int]] | None = None
+
+    @classmethod
+    def open(cls, state_dir: Path, team_root: Path, remote_id: str) -> BaseStore:
+        return cls(
+            store_path(state_dir, team_root, remote_id),
+            remote_id=remote_id,
+            team=os.path.realpath(team_root),
+        )
+
+    def close(self) -> None:
+        self._db.close()
+
+    def transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    def _set_meta(self, name: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (name, value))
+
+    # -- base ---------------------------------------------------------------
+    def checksums(self) -> dict[str, str]:
+        """key -> base checksum for every key that was ever synced and not deleted."""
+        return dict(self._db.execute("SELECT key, checksum FROM base"))
+
+    def content(self, key: str) -> str | None:
+        row = self._db.execute("SELECT content FROM base WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def advance(self, entries: Mapping[str, tuple[str, str] | None]) -> None:
+        """Set ``key -> (checksum, content)``, or forget the key (``None``), in one transaction."""
+        if not entries:
+            return
+        with self.transaction():
+            for key, value in entries.items():
+                if value is None:
+                    self._db.execute("DELETE FROM base WHERE key = ?", (key,))
+                else:
+                    self._db.execute("INSERT OR REPLACE INTO base VALUES (?, ?, ?)", (key, *value))
+
+    # -- stat cache -----------------------------------------------------------
+    def _load_stats(self) -> dict[str, tuple[FileStat, str, int]]:
+        if self._stats is None:
+            rows = self._db.execute("SELECT key, size, mtime_ns, ino, checksum, seen_ns FROM stat")
+            self._stats = {k: (FileStat(s, m, i), c, seen) for k, s, m, i, c, seen in rows}
+        return self._stats
+
+    def cached_checksum(self, key: str, st: FileStat) -> str | None:
+        """The checksum recorded for exactly this stat, if it can be trusted."""
+        hit = self._load_stats().get(key)
+        if hit is None or hit[0] != st or st.mtime_ns >= hit[2] - RACY_NS:
+            return None
+        return hit[1]
+
+    def remember_stats(
+        self,
+        entries: Iterable[tuple[str, FileStat, str]],
+        gone: Iterable[str] = (),
+        *,
+        seen_ns: int | None = None,
+    ) -> None:
+        """Record ``(key, stat, checksum)`` for files hashed after ``seen_ns``; drop ``gone``."""
+        cache = self._load_stats()
+        now = time.time_ns() if seen_ns is None else seen_ns
+        rows = [(k, st.size, st.mtime_ns, st.ino, c, now) for k, st, c in entries]
+        dropped = [k for k in gone if k in cache]
+        if not rows and not dropped:
+            return
+        with self.transaction():
+            self._db.executemany("INSERT OR REPLACE INTO stat VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany("DELETE FROM stat WHERE key = ?", [(k,) for k in dropped])
+        for k, size, mtime, ino, c, seen in rows:
+            cache[k] = (FileStat(size, mtime, ino), c, seen)
+        for k in dropped:
+            cache.pop(k, None)
+
+    def stat_keys(self) -> set[str]:
+        return set(self._load_stats())
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")

@@ -1,0 +1,88 @@
+"""Test helpers for the server: a sync ASGI transport, a real uvicorn on loopback,
+and token/app factories."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio.from_thread
+import httpx2
+
+from teamsync.server.app import create_app
+from teamsync.server.limits import ServerConfig
+from teamsync.server.storage import Storage
+from teamsync.server.tokens import create_token
+
+
+class SyncASGITransport(httpx2.BaseTransport):
+    """Drive an ASGI app from a synchronous ``httpx2.Client`` (through an anyio portal)."""
+
+    def __init__(self, app: Any) -> None:
+        self._inner = httpx2.ASGITransport(app=app)
+        self._cm = anyio.from_thread.start_blocking_portal()
+        self._portal = self._cm.__enter__()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        async def call() -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+            resp = await self._inner.handle_async_request(request)
+            body = b"".join([chunk async for chunk in resp.stream])  # type: ignore[union-attr]
+            return resp.status_code, resp.headers.raw, body
+
+        if not isinstance(request.stream, httpx2.SyncByteStream):
+            pass
+        request.read()
+        status, headers, body = self._portal.call(call)
+        return httpx2.Response(status, headers=headers, content=body, request=request)
+
+    def close(self) -> None:
+        self._cm.__exit__(None, None, None)
+
+
+def token_for(
+    storage: Storage,
+    repo: str = "acme/widgets",
+    *,
+    read_only: bool = False,
+    label: str | None = None,
+) -> str:
+    return create_token(storage, repo, read_only=read_only, label=label, now=time.time()).token
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def uvicorn_server(app: Any) -> Iterator[str]:
+    """Serve ``app`` with a real uvicorn on a free loopback port; yield its base URL."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start within 15 s")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def app_for(storage: Storage, **limits: int) -> Any:
+    return create_app(ServerConfig(db_url=storage.url, **limits), storage=storage)

@@ -1,0 +1,188 @@
+"""dream(): the gate, the PID lock, the plan guard rails, backups and the index."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from teamsync.recall import lock, state
+from teamsync.recall.dream import PlanRefused, dream
+from testing.fake_anthropic import FakeAnthropic, json_answer, text
+from testing.recall import claude_for, memory, put, settings_for
+
+
+@pytest.fixture
+def memdir(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    for i in range(8):
+        put(root, f"team/project_{i}.md", memory(f"fact {i}", f"Project fact number {i}"))
+    put(root, "feedback_a.md", memory("pnpm", "Use pnpm, not npm", "feedback"))
+    put(root, "feedback_b.md", memory("pnpm again", "Always pnpm install", "feedback"))
+    return root
+
+
+MERGED = memory("pnpm", "Use pnpm for the web workspace; never npm", "feedback", "Merged.\n")
+
+
+def merge_plan(**overrides: Any) -> dict[str, Any]:
+    plan = {
+        "summary": "merged the two pnpm memories",
+        "writes": [{"path": "feedback_a.md", "content": MERGED, "reason": "merged feedback_b.md into it"}],
+        "deletions": [{"path": "feedback_b.md", "reason": "merged into feedback_a.md"}],
+    }
+    plan.update(overrides)
+    return plan
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_gate_needs_24_hours_and_5_extractions(memdir: Path) -> None:
+    settings = settings_for(memdir)
+    root = state.state_root(settings.state_dir, memdir)
+    fake = FakeAnthropic([json_answer(merge_plan())])
+    skipped = dream(settings, claude=claude_for(fake))
+    assert not skipped.ran and skipped.skipped is not None
+    assert skipped.skipped.startswith("0 extraction(s) since the last consolidation (needs 5)")
+    for _ in range(5):
+        state.record_extraction(root, time.time())
+    state.set_last_dream(root, time.time() - 3600)
+    assert "1.0 h ago (needs 24 h)" in (dream(settings, claude=claude_for(fake)).skipped or "")
+    assert fake.requests == []
+    state.set_last_dream(root, time.time() - 25 * 3600)
+    assert dream(settings, claude=claude_for(fake)).ran  # 5 extractions since, 25 h ago
+
+
+def test_forced_dream_applies_the_plan_with_backup_and_index(memdir: Path) -> None:
+    settings = settings_for(memdir)
+    before_b = (memdir / "feedback_b.md").read_text()
+    before_a = (memdir / "feedback_a.md").read_text()
+    fake = FakeAnthropic([json_answer(merge_plan())])
+    result = dream(settings, force=True, claude=claude_for(fake))
+    assert result.ran and result.backup is not None
+    assert (memdir / "feedback_a.md").read_text() == MERGED
+    assert not (memdir / "feedback_b.md").exists()
+    assert (result.backup / "feedback_b.md").read_text() == before_b
+    assert (result.backup / "feedback_a.md").read_text() == before_a
+    recorded = json.loads((result.backup / "plan.json").read_text())
+    assert recorded["deletions"] == {"feedback_b.md": "merged into feedback_a.md"}
+    index = (memdir / "MEMORY.md").read_text()
+    assert "(feedback_a.md)" in index and "feedback_b.md" not in index
+    assert "(project_0.md)" in (memdir / "team/MEMORY.md").read_text()
+    assert result.problems == []
+    request = fake.requests[0]
+    assert request["output_config"]["format"]["type"] == "json_schema"
+    assert "=== feedback_b.md ===" in request["messages"][0]["content"]
+    assert state.last_dream(state.state_root(settings.state_dir, memdir)) is not None
+
+
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        (merge_plan(deletions=[{"path": f"team/project_{i}.md", "reason": "dup"} for i in range(3)]),
+         "remove 3 of 10 memories (30%), more than the 25% limit"),
+        (merge_plan(deletions=[{"path": "feedback_b.md", "reason": "  "}]), "remove feedback_b.md without a recorded reason"),
+        (merge_plan(deletions=[{"path": "feedback_b.md"}]), "without a recorded reason"),
+        (merge_plan(deletions=[{"path": "ghost.md", "reason": "gone"}]), "'ghost.md', which is not a memory"),
+        (merge_plan(writes=[{"path": "../x.md", "content": MERGED, "reason": "r"}]), "refused"),
+        (merge_plan(writes=[{"path": "MEMORY.md", "content": "x", "reason": "r"}]), "MEMORY.md is maintained"),
+        (merge_plan(writes=[{"path": "feedback_a.md", "content": "no frontmatter", "reason": "r"}]), "not a valid memory"),
+        (merge_plan(writes=[{"path": "feedback_a.md", "content": MERGED, "reason": ""}]), "rewrite feedback_a.md without a recorded reason"),
+        (merge_plan(deletions=[{"path": "feedback_a.md", "reason": "dup"}]), "both rewrites and deletes"),
+    ],
+)
+def test_guard_rails_refuse_the_whole_plan(memdir: Path, plan: dict[str, Any], message: str) -> None:
+    snapshot = {p: p.read_text() for p in memdir.rglob("*.md")}
+    fake = FakeAnthropic([json_answer(plan)])
+    with pytest.raises(PlanRefused, match=message.replace("(", r"\(").replace(")", r"\)")):
+        dream(settings_for(memdir), force=True, claude=claude_for(fake))
+    assert {p: p.read_text() for p in memdir.rglob("*.md")} == snapshot
+
+
+def test_a_secret_in_a_merged_memory_is_refused(memdir: Path) -> None:
+    token = "gh" + "p_" + "Zq8rT2vLm9XwB4nK7pS1dF6gH3jY0uEcA5iO"
+    plan = merge_plan(writes=[{"path": "feedback_a.md", "content": MERGED + token + "\n", "reason": "r"}])
+    with pytest.raises(PlanRefused, match="holds a likely secret \\(github-pat\\)") as caught:
+        dream(settings_for(memdir), force=True, claude=claude_for(FakeAnthropic([json_answer(plan)])))
+    assert token not in str(caught.value)
+    assert token not in (memdir / "feedback_a.md").read_text()
+
+
+def test_a_quarter_exactly_is_allowed(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    for i in range(4):
+        put(root, f"m{i}.md", memory(f"m{i}", f"memory {i}"))
+    plan = {"summary": "s", "writes": [], "deletions": [{"path": "m0.md", "reason": "obsolete since 2026-02"}]}
+    result = dream(settings_for(root), force=True, claude=claude_for(FakeAnthropic([json_answer(plan)])))
+    assert result.ran and not (root / "m0.md").exists()
+
+
+def test_malformed_answers_change_nothing(memdir: Path) -> None:
+    from teamsync.errors import LLMError
+
+    for step in (text("merge them please"), json_answer({"summary": "x"})):
+        with pytest.raises(LLMError):
+            dream(settings_for(memdir), force=True, claude=claude_for(FakeAnthropic([step])))
+    assert (memdir / "feedback_b.md").exists()
+
+
+def test_dry_run_validates_but_changes_nothing(memdir: Path) -> None:
+    result = dream(settings_for(memdir), force=True, dry_run=True, claude=claude_for(FakeAnthropic([json_answer(merge_plan())])))
+    assert not result.ran and result.plan is not None and "feedback_b.md" in result.plan.deletions
+    assert (memdir / "feedback_b.md").exists()
+
+
+def test_a_live_lock_blocks_and_is_left_alone(memdir: Path) -> None:
+    settings = settings_for(memdir)
+    path = state.state_root(settings.state_dir, memdir) / "dream.lock"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"{os.getpid()}\nother\n")
+    fake = FakeAnthropic([json_answer(merge_plan())])
+    with pytest.raises(lock.LockBusy, match=f"PID {os.getpid()}"):
+        dream(settings, force=True, claude=claude_for(fake))
+    assert path.read_text() == f"{os.getpid()}\nother\n" and fake.requests == []
+
+
+@pytest.mark.parametrize("kind", ["dead-pid", "too-old", "garbage"])
+def test_a_stale_lock_is_taken_over(memdir: Path, kind: str) -> None:
+    settings = settings_for(memdir)
+    path = state.state_root(settings.state_dir, memdir) / "dream.lock"
+    path.parent.mkdir(parents=True)
+    path.write_text({"dead-pid": f"{dead_pid()}\nx\n", "too-old": f"{os.getpid()}\nx\n", "garbage": "???"}[kind])
+    if kind == "too-old":
+        old = time.time() - 61 * 60
+        os.utime(path, (old, old))
+    result = dream(settings, force=True, claude=claude_for(FakeAnthropic([json_answer(merge_plan())])))
+    assert result.ran
+    assert not path.exists()  # released after the run
+    assert list(path.parent.glob("dream.lock.stale-*")) == []
+
+
+def test_takeover_puts_back_a_lock_someone_else_just_took(tmp_path: Path) -> None:
+    path = tmp_path / "dream.lock"
+    path.write_text(f"{os.getpid()}\nfresh\n")  # what is there now is live, not what we judged
+    assert lock._take_over(path, f"{dead_pid()}\nstale\n") is False
+    assert path.read_text() == f"{os.getpid()}\nfresh\n"
+    assert list(tmp_path.glob("dream.lock.stale-*")) == []
+
+
+def test_lock_is_exclusive_and_released_only_by_its_owner(tmp_path: Path) -> None:
+    path = tmp_path / "dream.lock"
+    nonce = lock.acquire(path)
+    assert path.read_text() == f"{os.getpid()}\n{nonce}\n"
+    with pytest.raises(lock.LockBusy):
+        lock.acquire(path)
+    lock.release(path, "not-the-owner")
+    assert path.exists()
+    lock.release(path, nonce)
+    assert not path.exists()

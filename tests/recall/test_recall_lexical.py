@@ -1,0 +1,140 @@
+"""Lexical recall: FTS5/bm25 ranking, identifier tokenization, the on-disk cache."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from teamsync.recall.lexical import (
+    LexicalIndex,
+    default_cache_path,
+    extract_fields,
+    lexical_search,
+    match_expression,
+    query_terms,
+    split_identifiers,
+)
+from teamsync.recall.synonyms import expand_terms, synonyms
+from testing.recall import memory, put
+
+
+@pytest.fixture
+def memdir(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    put(root, "feedback_parser.md", memory("parser", "parseMemoryFile must stay pure", "feedback"))
+    put(root, "team/project_deploy.md", memory("deploys", "Deployment freeze before the launch"))
+    put(root, "team/reference_grafana.md", memory("board", "Grafana board for checkout latency", "reference"))
+    put(root, "user_role.md", memory("role", "User is a data scientist", "user", "Knows pandas.\n"))
+    put(root, "MEMORY.md", "- [parser](feedback_parser.md) — deployment deployment deployment\n")
+    return root
+
+
+def test_split_identifiers_handles_camel_pascal_and_acronyms() -> None:
+    assert split_identifiers("parseMemoryFile") == "parse memory file"
+    assert split_identifiers("HTTPServerError and plain words") == "http server error"
+    assert split_identifiers("snake_case kebab-case") == ""  # FTS5 already splits these
+
+
+def test_query_terms_drop_stop_words_but_keep_something() -> None:
+    assert query_terms("How do we deploy the parseMemoryFile?") == [
+        "deploy",
+        "parsememoryfile",
+        "parse",
+        "memory",
+        "file",
+    ]
+    assert query_terms("how do we") == ["how", "do", "we"]
+
+
+def test_match_expression_quotes_terms_and_adds_root_prefixes() -> None:
+    expr = match_expression(['dep"loying', "db"])
+    assert expr == '"deploying"* OR "deploy"* OR "db"'
+
+
+def test_frontmatter_fields_are_split_without_yaml() -> None:
+    fields = extract_fields(memory("Title", "One line: with a colon", "user", "Body text\n"))
+    assert fields.name == "Title"
+    assert fields.description == "One line: with a colon"
+    assert "Body text" in fields.body and "type" not in fields.body
+    assert extract_fields("no frontmatter").body == "no frontmatter"
+
+
+def test_identifier_query_finds_camel_case_memory(memdir: Path) -> None:
+    hits = lexical_search(memdir, "memory file parsing")
+    assert hits[0].path == "feedback_parser.md"
+    assert lexical_search(memdir, "parseMemoryFile")[0].path == "feedback_parser.md"
+
+
+def test_stemming_and_prefix_bridge_inflections(memdir: Path) -> None:
+    # porter stems "deploying" -> "deploi" but "deployment" -> "deploy"; the root prefix bridges them
+    assert lexical_search(memdir, "deploying")[0].path == "team/project_deploy.md"
+    assert lexical_search(memdir, "freezes")[0].path == "team/project_deploy.md"
+
+
+def test_index_is_not_a_memory_and_description_outweighs_body(memdir: Path) -> None:
+    hits = lexical_search(memdir, "deployment", limit=10)
+    assert [h.path for h in hits] == ["team/project_deploy.md"]
+    assert all(h.score > 0 for h in hits)
+
+
+def test_expansion_table_reaches_a_paraphrase(memdir: Path) -> None:
+    assert "grafana" in synonyms("dashboard")
+    assert "frontend" in expand_terms(["front", "end"])  # adjacent words joined
+    index = LexicalIndex(memdir)
+    index.refresh()
+    assert index.search("monitoring dashboard", expand=False) == []
+    hits = index.search("monitoring dashboard", explain=True)
+    assert hits[0].path == "team/reference_grafana.md"
+    assert "grafana" in hits[0].matched
+
+
+def test_explain_reports_the_matched_terms(memdir: Path) -> None:
+    hit = lexical_search(memdir, "checkout latency board", explain=True)[0]
+    assert hit.path == "team/reference_grafana.md"
+    assert {"checkout", "latency", "board"} <= set(hit.matched)
+
+
+def test_limit_and_empty_queries(memdir: Path) -> None:
+    assert lexical_search(memdir, "", limit=5) == []
+    assert lexical_search(memdir, "deployment", limit=0) == []
+    assert len(lexical_search(memdir, "the a board latency scientist freeze", limit=2)) == 2
+
+
+def test_symlinks_are_never_indexed(memdir: Path, tmp_path: Path) -> None:
+    outside = put(tmp_path, "outside/secret.md", memory("stolen", "zebra unicorn credentials"))
+    os.symlink(outside, memdir / "link.md")
+    os.symlink(outside.parent, memdir / "linkdir")
+    assert lexical_search(memdir, "zebra unicorn") == []
+
+
+def test_cache_rereads_only_changed_files(memdir: Path, tmp_path: Path) -> None:
+    cache = default_cache_path(tmp_path / "cache", memdir)
+    first = LexicalIndex(memdir, cache)
+    assert first.refresh() == 4
+    first.close()
+    again = LexicalIndex(memdir, cache)
+    assert again.refresh() == 0 and len(again) == 4
+    put(memdir, "team/project_deploy.md", memory("deploys", "Giraffe migration window"))
+    (memdir / "user_role.md").unlink()
+    assert again.refresh() == 1
+    assert len(again) == 3
+    assert again.search("giraffe")[0].path == "team/project_deploy.md"
+    assert again.search("freeze") == []
+    assert again.search("scientist") == []
+    again.close()
+
+
+def test_corrupt_cache_is_rebuilt(memdir: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    cache.write_bytes(b"this is not a database" * 100)
+    assert lexical_search(memdir, "grafana", cache_path=cache)[0].path == "team/reference_grafana.md"
+    with sqlite3.connect(cache) as db:
+        assert db.execute("SELECT count(*) FROM files").fetchone()[0] == 4
+
+
+def test_unreadable_and_oversized_files_are_skipped(memdir: Path) -> None:
+    put(memdir, "huge.md", memory("huge", "walrus " * 10, body="x" * 300_000))
+    assert all(h.path != "huge.md" for h in lexical_search(memdir, "walrus"))

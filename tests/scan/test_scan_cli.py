@@ -1,0 +1,213 @@
+"""`teamsync scan` through click and as a real subprocess: formats, exit codes, baseline, no leaks."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from teamsync.cli import cli
+from teamsync.errors import SecretFound
+from teamsync.security.secrets import scan_text
+from testing.scan import PLANTS, fake_env
+
+TEAMSYNC = str(Path(sys.executable).parent / "teamsync")
+
+
+def _planted(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A memory-like tree holding one secret of every kind; returns (dir, secret texts)."""
+    rng = random.Random(42)
+    lines = {kind: PLANTS[kind](rng) for kind in PLANTS}
+    team = tmp_path / "memory" / "team"
+    team.mkdir(parents=True)
+    body = "\n\n".join(f"## {kind}\n{line}" for kind, line in lines.items())
+    (team / "all.md").write_text("---\nname: all\ntype: project\n---\n" + body + "\n")
+    (team / "clean.md").write_text("# Clean\nNothing here.\n")
+    (team / "blob.bin").write_bytes(b"\x00\x01binary")
+    secrets = [_secret_part(line) for line in lines.values()]
+    return tmp_path / "memory", secrets
+
+
+def _secret_part(line: str) -> str:
+    """The longest whitespace-free run of a plant: the secret (or most of it)."""
+    runs = line.replace("\\n", " ").split()
+    return max(runs, key=len)
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [TEAMSYNC, *args], cwd=cwd, env=fake_env(), capture_output=True, text=True
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scan", "memory"],
+        ["--json", "scan", "memory"],
+        ["scan", "--format", "json", "memory"],
+        ["scan", "--format", "sarif", "memory"],
+    ],
+)
+def test_no_output_format_contains_a_planted_secret(tmp_path: Path, args: list[str]) -> None:
+    memdir, secrets = _planted(tmp_path)
+    proc = _run(args, tmp_path)
+    assert proc.returncode == 1
+    everything = proc.stdout + proc.stderr
+    assert "all.md" in everything
+    for secret in secrets:
+        assert len(secret) >= 8
+        assert secret not in everything
+
+
+def test_report_files_and_baseline_never_contain_a_secret(tmp_path: Path) -> None:
+    memdir, secrets = _planted(tmp_path)
+    for fmt in ("text", "json", "sarif"):
+        proc = _run(["scan", "--format", fmt, "--output", f"r.{fmt}", "memory"], tmp_path)
+        assert proc.returncode == 1
+        report = (tmp_path / f"r.{fmt}").read_text()
+        assert "all.md" in report
+        assert not any(secret in report for secret in secrets)
+    proc = _run(["scan", "--baseline", "b.json", "--update-baseline", "memory"], tmp_path)
+    assert proc.returncode == 0
+    baseline = (tmp_path / "b.json").read_text()
+    assert len(json.loads(baseline)["fingerprints"]) == len(PLANTS)
+    assert not any(secret in baseline + proc.stdout + proc.stderr for secret in secrets)
+
+
+def test_exception_messages_and_reprs_hold_no_secret() -> None:
+    rng = random.Random(7)
+    plants = [PLANTS[kind](rng) for kind in PLANTS]
+    findings = scan_text("\n".join(plants), "x.md")
+    assert len(findings) == len(PLANTS)
+    error = SecretFound("x.md", findings)
+    rendered = str(error) + repr(error) + repr(findings) + repr(findings[0].as_dict())
+    for plant in plants:
+        assert _secret_part(plant) not in rendered
+
+
+def test_generic_failure_message_holds_no_secret() -> None:
+    from teamsync.errors import TeamsyncError
+    from teamsync.security._generic import detect
+
+    value = PLANTS["generic-secret"](random.Random(3)).split(": ")[1]
+    with pytest.raises(TeamsyncError) as info:
+        detect([(None, "db_password", value)])  # type: ignore[list-item]
+    assert value not in str(info.value) and info.value.__cause__ is None
+
+
+def test_json_shape_and_exit_codes(tmp_path: Path) -> None:
+    memdir, _ = _planted(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--json", "scan", str(memdir / "team")])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["files_scanned"] == 2
+    assert {tuple(sorted(f)) for f in payload["findings"]} == {
+        ("fingerprint", "line", "path", "rule")
+    }
+    assert {f["rule"] for f in payload["findings"]} == set(PLANTS)
+    clean = runner.invoke(cli, ["--json", "scan", str(memdir / "team" / "clean.md")])
+    assert clean.exit_code == 0
+    assert json.loads(clean.stdout) == {"files_scanned": 1, "findings": []}
+
+
+def test_text_output_names_path_line_rule_and_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text("x\n" + PLANTS["github-pat"](random.Random(1)) + "\n")
+    proc = _run(["scan", "n.md"], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("n.md:2: github-pat (fingerprint ")
+    assert "teamsync: allow" in proc.stdout and "--update-baseline" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scan", "--staged", "x.md"],
+        ["scan", "--format", "yaml"],
+        ["scan", "--update-baseline"],
+        ["scan", "does-not-exist.md"],
+        ["scan", "--git-range", "nodots"],
+    ],
+)
+def test_usage_errors_exit_2(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "x.md").write_text("ok\n")
+    proc = _run(args, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip()
+
+
+def test_baseline_suppresses_known_and_reports_new(tmp_path: Path) -> None:
+    note = tmp_path / "n.md"
+    note.write_text(PLANTS["npm-access-token"](random.Random(1)) + "\n")
+    assert (
+        _run(["scan", "--baseline", "b.json", "--update-baseline", "n.md"], tmp_path).returncode
+        == 0
+    )
+    assert _run(["scan", "--baseline", "b.json", "n.md"], tmp_path).returncode == 0
+    note.write_text(note.read_text() + PLANTS["pulumi-api-token"](random.Random(1)) + "\n")
+    proc = _run(["--json", "scan", "--baseline", "b.json", "n.md"], tmp_path)
+    assert proc.returncode == 1
+    assert [f["rule"] for f in json.loads(proc.stdout)["findings"]] == ["pulumi-api-token"]
+
+
+def test_bad_baseline_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "b.json").write_text('{"version": 99, "fingerprints": []}')
+    (tmp_path / "n.md").write_text("ok\n")
+    proc = _run(["scan", "--baseline", "b.json", "n.md"], tmp_path)
+    assert proc.returncode == 1
+    assert "version 99" in proc.stderr and "--update-baseline" in proc.stderr
+
+
+def test_sarif_is_valid_2_1_0(tmp_path: Path) -> None:
+    memdir, _ = _planted(tmp_path)
+    proc = _run(["scan", "--format", "sarif", "memory"], tmp_path)
+    log = json.loads(proc.stdout)
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert run["tool"]["driver"]["name"] == "teamsync"
+    assert [r["id"] for r in rules] == sorted({r["id"] for r in rules})
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == "memory/team/all.md"
+        assert location["region"]["startLine"] >= 1
+        assert len(result["partialFingerprints"]["teamsyncFingerprint/v1"]) == 32
+        assert result["message"]["text"]
+
+
+def test_skips_git_dirs_and_notes_huge_files(tmp_path: Path) -> None:
+    secret = PLANTS["github-pat"](random.Random(2)) + "\n"
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text(secret)
+    (tmp_path / "huge.md").write_text("x" * (10 * 1024 * 1024 + 1))
+    proc = _run(["--json", "scan", "."], tmp_path)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["files_scanned"] == 0
+    assert "skipped huge.md: larger than 10 MB" in proc.stderr
+
+
+def test_default_path_is_the_memory_dir(tmp_path: Path) -> None:
+    memdir, _ = _planted(tmp_path)
+    proc = _run(["--dir", str(memdir), "--json", "scan"], tmp_path / "memory" / "team")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["files_scanned"] == 2
+
+
+def test_the_scanners_own_sources_scan_clean() -> None:
+    root = Path(__file__).resolve().parents[2]
+    mine = [
+        "teamsync/security/rules.py", "teamsync/security/secrets.py", "teamsync/security/_generic.py",
+        "teamsync/security/sources.py", "teamsync/security/baseline.py", "teamsync/security/sarif.py",
+        "teamsync/commands/scan.py", "teamsync/cli/scan.py", "testing/scan.py", "tests/scan",
+        "bench/scan.py", "docs/scanning.md", "docs/ci.md", ".pre-commit-hooks.yaml",
+    ]  # fmt: skip
+    proc = _run(["--json", "scan", *[p for p in mine if (root / p).exists()]], root)
+    assert json.loads(proc.stdout)["findings"] == []
+    assert proc.returncode == 0

@@ -1,0 +1,109 @@
+"""The write guard: key, size and whole-content secret checks before any byte is written."""
+
+from __future__ import annotations
+
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from teamsync.errors import KeyRejected, MemoryFormatError, SecretFound
+from teamsync.memdir import format as memdir_format
+from teamsync.security import guard
+from teamsync.security.fs import SafeDir
+from teamsync.security.guard import guard_write, safe_write
+
+
+def _fake_github_token(seed: int) -> str:
+    """A well-formed, random, fake GitHub token, assembled at runtime (never in the source)."""
+    rng = random.Random(seed)
+    body = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    return "gh" + "p_" + body
+
+
+MEMORY = "---\nname: db\ndescription: where the test database lives\ntype: project\n---\n"
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> SafeDir:
+    return SafeDir(tmp_path / "team", create=True)
+
+
+def test_clean_memory_is_written(team: SafeDir) -> None:
+    safe_write(team, "notes/db.md", MEMORY + "Use the staging DB.\n", mtime=1_700_000_000)
+    assert team.read_text("notes/db.md").endswith("Use the staging DB.\n")
+    stat = team.stat("notes/db.md")
+    assert stat is not None and stat.st_mtime == 1_700_000_000
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("../escape.md", "contains '..' segment"),
+        ("%2e%2e/escape.md", "URL-encoded traversal"),
+        ("notes/db.txt", "not a memory file (must end in .md)"),
+        ("notes/.md", "not a memory file (must end in .md)"),
+    ],
+)
+def test_bad_keys_are_refused_before_writing(team: SafeDir, key: str, reason: str) -> None:
+    with pytest.raises(KeyRejected) as info:
+        safe_write(team, key, MEMORY)
+    assert info.value.reason == reason
+    assert list(team.walk()) == []
+
+
+def test_non_memory_files_need_an_explicit_opt_out(team: SafeDir) -> None:
+    safe_write(team, "notes/data.json", "{}", memory=False)
+    assert team.read_text("notes/data.json") == "{}"
+
+
+def test_size_limit_counts_utf8_bytes(team: SafeDir) -> None:
+    assert guard.MAX_MEMORY_BYTES == memdir_format.MAX_MEMORY_BYTES == 250_000
+    guard_write("big.md", "a" * 250_000)
+    with pytest.raises(MemoryFormatError, match="250,001 bytes"):
+        guard_write("big.md", "a" * 250_001)
+    with pytest.raises(MemoryFormatError, match="250,002 bytes"):
+        safe_write(team, "big.md", "é" * 125_001)  # 125,001 characters, 250,002 bytes
+    assert not team.exists("big.md")
+
+
+def test_lone_surrogates_are_refused(team: SafeDir) -> None:
+    with pytest.raises(MemoryFormatError, match="lone surrogates"):
+        safe_write(team, "a.md", "text \udcff")
+    assert not team.exists("a.md")
+
+
+def test_secret_anywhere_in_the_content_is_refused_and_never_echoed(team: SafeDir) -> None:
+    token = _fake_github_token(1)
+    safe_write(team, "notes/db.md", MEMORY + "old and clean\n")
+    content = MEMORY + "filler line\n" * 5000 + f"deploy with {token}\n"
+    with pytest.raises(SecretFound) as info:
+        safe_write(team, "notes/db.md", content)
+    error = info.value
+    assert error.path == "notes/db.md"
+    assert [f.line for f in error.findings] == [5006]
+    for text in (str(error), repr(error), repr(error.findings), repr(error.args)):
+        assert token not in text and token[4:20] not in text
+    assert team.read_text("notes/db.md") == MEMORY + "old and clean\n"
+    assert [w.key for w in team.walk()] == ["notes/db.md"]
+
+
+def test_baseline_fingerprint_allows_a_known_finding(team: SafeDir) -> None:
+    content = MEMORY + f"CI token: {_fake_github_token(2)}\n"
+    with pytest.raises(SecretFound) as info:
+        guard_write("ci.md", content)
+    baseline = frozenset(f.fingerprint for f in info.value.findings)
+    safe_write(team, "ci.md", content, baseline=baseline)
+    assert team.read_text("ci.md") == content
+
+
+def test_inline_pragma_allows_a_line(team: SafeDir) -> None:
+    content = MEMORY + f"fixture token {_fake_github_token(3)}  <!-- teamsync: allow -->\n"
+    safe_write(team, "fixture.md", content)
+    assert team.exists("fixture.md")
+
+
+def test_key_is_checked_before_content(team: SafeDir) -> None:
+    with pytest.raises(KeyRejected):
+        guard_write("../x.md", f"{_fake_github_token(4)}\n")

@@ -1,0 +1,171 @@
+"""The storage suite: the same tests against SQLite and a real PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from teamsync.server.storage import (
+    EMPTY_CHECKSUM,
+    Storage,
+    TokenRecord,
+    WriteOk,
+    WriteRefused,
+    WriteRequest,
+    open_storage,
+    store_checksum,
+)
+from teamsync.sync.base import checksum
+
+REPO = "acme/widgets"
+
+
+def put(storage: Storage, upserts: dict[str, str], **kw: object) -> WriteOk | WriteRefused:
+    return storage.write(REPO, WriteRequest(upserts=upserts, **kw), time.time())  # type: ignore[arg-type]
+
+
+def test_empty_repo_has_no_head_and_no_state(storage: Storage) -> None:
+    assert storage.head(REPO) is None
+    assert storage.state(REPO, contents=True) is None
+    assert storage.history(REPO, after=0, limit=10) == []
+
+
+def test_write_then_read_back_with_deterministic_checksum(storage: Storage) -> None:
+    result = put(storage, {"b.md": "two", "a.md": "one"}, if_match=EMPTY_CHECKSUM)
+    assert isinstance(result, WriteOk)
+    assert result.head.version == 1
+    assert sorted(result.changed) == ["a.md", "b.md"]
+    expected = store_checksum({"a.md": checksum("one"), "b.md": checksum("two")})
+    assert result.head.checksum == expected
+    state = storage.state(REPO, contents=True)
+    assert state is not None
+    assert state.entries == {"a.md": "one", "b.md": "two"}
+    assert state.checksums["a.md"] == checksum("one")
+    hashes = storage.state(REPO, contents=False)
+    assert hashes is not None and hashes.entries is None and hashes.head == state.head
+
+
+def test_upsert_does_not_replace_the_store_and_noop_keeps_version(storage: Storage) -> None:
+    put(storage, {"a.md": "one"})
+    put(storage, {"b.md": "two"})
+    again = put(storage, {"b.md": "two"})
+    assert isinstance(again, WriteOk) and again.changed == () and again.head.version == 2
+    state = storage.state(REPO, contents=True)
+    assert state is not None and set(state.checksums) == {"a.md", "b.md"}
+
+
+def test_if_match_and_create_only_preconditions(storage: Storage) -> None:
+    first = put(storage, {"a.md": "one"}, create_only=True)
+    assert isinstance(first, WriteOk)
+    assert put(storage, {"b.md": "x"}, create_only=True) == WriteRefused("precondition")
+    assert put(storage, {"b.md": "x"}, if_match=EMPTY_CHECKSUM) == WriteRefused("precondition")
+    ok = put(storage, {"b.md": "x"}, if_match=first.head.checksum)
+    assert isinstance(ok, WriteOk) and ok.head.version == 2
+    assert set(storage.state(REPO, contents=False).checksums) == {"a.md", "b.md"}  # type: ignore[union-attr]
+
+
+def test_base_checksums_conflict_lists_keys_and_changes_nothing(storage: Storage) -> None:
+    put(storage, {"a.md": "one", "b.md": "two"})
+    refused = put(
+        storage,
+        {"a.md": "mine", "c.md": "new"},
+        base_checksums={"a.md": checksum("old"), "b.md": checksum("two"), "c.md": None},
+    )
+    assert refused == WriteRefused("conflict", keys=("a.md",))
+    state = storage.state(REPO, contents=True)
+    assert state is not None and state.entries == {"a.md": "one", "b.md": "two"}
+    ok = put(storage, {"a.md": "mine"}, base_checksums={"a.md": checksum("one"), "z.md": None})
+    assert isinstance(ok, WriteOk)
+
+
+def test_case_and_nfkc_collisions_with_stored_keys_are_refused(storage: Storage) -> None:
+    put(storage, {"Notes.md": "one", "caf\u00e9.md": "x"})
+    assert put(storage, {"notes.md": "two"}).kind == "collision"  # type: ignore[union-attr]
+    assert put(storage, {"CAF\u00c9.md": "y"}).kind == "collision"  # type: ignore[union-attr]
+    # Replacing the stored spelling in the same request is fine.
+    ok = put(storage, {"notes.md": "two"}, deletes=["Notes.md"])
+    assert isinstance(ok, WriteOk)
+    assert set(storage.state(REPO, contents=False).checksums) == {"notes.md", "caf\u00e9.md"}  # type: ignore[union-attr]
+
+
+def test_entries_cap_counts_after_merge(storage: Storage) -> None:
+    put(storage, {f"k{i}.md": str(i) for i in range(3)}, max_entries=3)
+    refused = put(storage, {"k0.md": "new", "k9.md": "x"}, max_entries=3)
+    assert refused == WriteRefused("too_many_entries", max_entries=3, received_entries=4)
+    assert isinstance(put(storage, {"k0.md": "new"}, max_entries=3), WriteOk)
+    assert isinstance(put(storage, {"k9.md": "x"}, deletes=["k1.md"], max_entries=3), WriteOk)
+
+
+def test_deletes_leave_tombstones_in_history_and_keys_can_return(storage: Storage) -> None:
+    put(storage, {"a.md": "one", "b.md": "two"})
+    gone = put(storage, {}, deletes=["a.md", "never.md"])
+    assert isinstance(gone, WriteOk) and gone.changed == ("a.md",)
+    state = storage.state(REPO, contents=True)
+    assert state is not None and state.entries == {"b.md": "two"}
+    put(storage, {"a.md": "back"})
+    items = storage.history(REPO, after=0, limit=100)
+    assert [(i.key, i.action) for i in items] == [
+        ("a.md", "upsert"), ("b.md", "upsert"), ("a.md", "delete"), ("a.md", "upsert")
+    ]
+    assert items[2].checksum is None and items[3].checksum == checksum("back")
+    page = storage.history(REPO, after=items[1].id, limit=1)
+    assert [i.id for i in page] == [items[2].id]
+
+
+def test_deleting_everything_keeps_a_versioned_empty_store(storage: Storage) -> None:
+    put(storage, {"a.md": "one"})
+    put(storage, {}, deletes=["a.md"])
+    head = storage.head(REPO)
+    assert head is not None and head.version == 2 and head.checksum == EMPTY_CHECKSUM
+
+
+def test_repositories_are_isolated(storage: Storage) -> None:
+    put(storage, {"a.md": "one"})
+    storage.write("other/repo", WriteRequest(upserts={"z.md": "zz"}), time.time())
+    state = storage.state("other/repo", contents=True)
+    assert state is not None and state.entries == {"z.md": "zz"}
+    assert storage.history("other/repo", after=0, limit=10)[0].key == "z.md"
+
+
+def test_tokens_round_trip_and_revoke(storage: Storage) -> None:
+    rec = TokenRecord("0123456789ab", "f" * 64, REPO, True, "alice", 1.0)
+    storage.add_token(rec)
+    assert storage.get_token("0123456789ab") == rec
+    assert storage.list_tokens() == [rec]
+    assert storage.revoke_token("0123456789ab", 2.0) is True
+    assert storage.revoke_token("0123456789ab", 3.0) is False
+    got = storage.get_token("0123456789ab")
+    assert got is not None and got.revoked_at == 2.0
+    assert storage.get_token("ffffffffffff") is None
+
+
+def test_concurrent_writers_lose_no_update(db_url: str) -> None:
+    """8 threads, each with its own connection, CAS-increment one counter 15 times."""
+    stores = [open_storage(db_url) for _ in range(8)]
+    stores[0].write(REPO, WriteRequest(upserts={"n.md": "0"}), time.time())
+    errors: list[BaseException] = []
+
+    def worker(store: Storage) -> None:
+        try:
+            for _ in range(15):
+                while True:
+                    state = store.state(REPO, contents=True)
+                    assert state is not None and state.entries is not None
+                    n = int(state.entries["n.md"])
+                    req = WriteRequest(upserts={"n.md": str(n + 1)}, if_match=state.head.checksum)
+                    if isinstance(store.write(REPO, req, time.time()), WriteOk):
+                        break
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors
+    final = stores[0].state(REPO, contents=True)
+    assert final is not None and final.entries == {"n.md": "120"}
+    assert final.head.version == 121
+    for s in stores:
+        s.close()
