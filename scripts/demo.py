@@ -13,7 +13,7 @@ import sys
 import tempfile
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -24,13 +24,16 @@ class Demo:
     root: Path
     memdir: Path
     env: dict[str, str]
+    extra: dict[str, object] = field(default_factory=dict)
 
-    def run(self, *args: str, expect: int | None = None) -> int:
-        """Run ``teamsync ARGS`` for real, echoing the command line and its output."""
-        print(f"$ teamsync {' '.join(args)}", flush=True)
+    def run(self, *args: str, expect: int | None = None, user: str | None = None) -> int:
+        """Run ``teamsync ARGS`` for real (as ``user``), echoing the command line and its output."""
+        prompt = f"{user}$" if user else "$"
+        print(f"{prompt} teamsync {' '.join(args)}", flush=True)
+        env = {**self.env, "USER": user, "GIT_AUTHOR_NAME": user} if user else self.env
         done = subprocess.run(
             [sys.executable, "-m", "teamsync", *args],
-            env=self.env,
+            env=env,
             cwd=self.root,
             capture_output=True,
             text=True,
@@ -42,6 +45,21 @@ class Demo:
         if expect is not None and done.returncode != expect:
             raise SystemExit(f"demo: expected exit {expect}, got {done.returncode}")
         return done.returncode
+
+    def capture(self, *args: str) -> str:
+        """Run ``teamsync ARGS`` and return its stdout without echoing it (it may hold a token)."""
+        print(f"$ teamsync {' '.join(args)}", flush=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "teamsync", *args],
+            env=self.env,
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"demo: teamsync {args[0]} failed: {done.stderr.strip()}")
+        return done.stdout
 
 
 def header(title: str) -> None:
@@ -139,8 +157,13 @@ def main() -> int:
         env = {**os.environ, "HOME": str(root / "home"), "NO_COLOR": "1"}
         env.pop("TEAMSYNC_DIR", None)
         demo = Demo(root=root, memdir=root / "memory", env=env)
-        for step in STEPS:
-            step(demo)
+        from demo_sync import SYNC_STEPS, stop_server
+
+        try:
+            for step in [*STEPS, *SYNC_STEPS]:
+                step(demo)
+        finally:
+            stop_server(demo)
     header("Done")
     return 0
 

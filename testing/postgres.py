@@ -64,9 +64,19 @@ class Cluster:
 
     def stop(self) -> None:
         subprocess.run(
-            _as_owner([str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m",
-                       "immediate", "stop"]),
-            capture_output=True, check=False, timeout=60,
+            _as_owner(
+                [
+                    str(self.bindir / "pg_ctl"),
+                    "-D",
+                    str(self.root / "data"),
+                    "-m",
+                    "immediate",
+                    "stop",
+                ]
+            ),
+            capture_output=True,
+            check=False,
+            timeout=60,
         )
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -79,22 +89,58 @@ def start_cluster() -> Cluster:
         try:
             shutil.chown(root, "postgres", "postgres")
         except (LookupError, OSError) as exc:
-            raise RuntimeError(f"cannot hand {root} to the `postgres` user ({exc}); {INSTALL_HINT}") from exc
+            raise RuntimeError(
+                f"cannot hand {root} to the `postgres` user ({exc}); {INSTALL_HINT}"
+            ) from exc
     data, log = root / "data", root / "server.log"
     port = _free_port()
     init = subprocess.run(
-        _as_owner([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-                   "-E", "UTF8", "--locale=C", "--no-sync"]),
-        capture_output=True, text=True, check=False, timeout=180,
+        _as_owner(
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ]
+        ),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=180,
     )
     if init.returncode != 0:
         raise RuntimeError(f"initdb failed: {init.stderr.strip()[-2000:]}")
-    opts = (f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300")
+    opts = (
+        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
+        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
+    )
     start = subprocess.run(
-        _as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(log), "-w",
-                   "-t", "60", "start"]),
-        capture_output=True, text=True, check=False, timeout=120,
+        _as_owner(
+            [
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                opts,
+                "-l",
+                str(log),
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        ),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     if start.returncode != 0:
         tail = log.read_text(errors="replace")[-2000:] if log.exists() else start.stderr

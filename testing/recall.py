@@ -43,7 +43,9 @@ def settings_for(memdir: Path, cwd: Path | None = None, **env: str) -> Settings:
 
 def claude_for(fake: FakeAnthropic, *, model: str = "claude-sonnet-5-5") -> Claude:
     """A real SDK client wired to the fake (no retries, short timeout)."""
-    return Claude(key="test-key", model=model, http_client=fake.http_client(), timeout=5.0, max_retries=0)
+    return Claude(
+        key="test-key", model=model, http_client=fake.http_client(), timeout=5.0, max_retries=0
+    )
 
 
 def transcript_line(uuid: str, role: str, content: Any, **extra: Any) -> str:
@@ -58,7 +60,9 @@ def transcript_line(uuid: str, role: str, content: Any, **extra: Any) -> str:
     return json.dumps(record)
 
 
-def write_transcript(path: Path, messages: list[tuple[str, str, Any]], *, append: bool = False) -> Path:
+def write_transcript(
+    path: Path, messages: list[tuple[str, str, Any]], *, append: bool = False
+) -> Path:
     """Write (uuid, role, content) messages as Claude Code JSONL."""
     with open(path, "a" if append else "w", encoding="utf-8") as handle:
         for uuid, role, content in messages:
@@ -72,11 +76,19 @@ def teamsync(
     """Run the real ``teamsync`` console script."""
     exe = Path(sys.executable).parent / "teamsync"
     return subprocess.run(
-        [str(exe), *args], env=dict(env), cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        [str(exe), *args],
+        env=dict(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
 def git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     full = {**os.environ, **(env or {})}
-    out = subprocess.run(["git", *args], cwd=repo, env=full, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["git", *args], cwd=repo, env=full, capture_output=True, text=True, check=True
+    )
     return out.stdout.strip()

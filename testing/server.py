@@ -3,20 +3,28 @@ and token/app factories."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio.from_thread
 import httpx2
 
+from teamsync.config import Settings
 from teamsync.server.app import create_app
 from teamsync.server.limits import ServerConfig
 from teamsync.server.storage import Storage
 from teamsync.server.tokens import create_token
+from teamsync.sync.config import SyncConfig
+from teamsync.sync.engine import Mode, SyncReport
+from testing.gitrepos import TEAMSYNC, bump_mtime, quiet_output
 
 
 class SyncASGITransport(httpx2.BaseTransport):
@@ -33,8 +41,6 @@ class SyncASGITransport(httpx2.BaseTransport):
             body = b"".join([chunk async for chunk in resp.stream])  # type: ignore[union-attr]
             return resp.status_code, resp.headers.raw, body
 
-        if not isinstance(request.stream, httpx2.SyncByteStream):
-            pass
         request.read()
         status, headers, body = self._portal.call(call)
         return httpx2.Response(status, headers=headers, content=body, request=request)
@@ -67,7 +73,9 @@ def uvicorn_server(app: Any) -> Iterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -86,3 +94,97 @@ def uvicorn_server(app: Any) -> Iterator[str]:
 
 def app_for(storage: Storage, **limits: int) -> Any:
     return create_app(ServerConfig(db_url=storage.url, **limits), storage=storage)
+
+
+@dataclass
+class RestMate:
+    """A teammate syncing through the REST backend: own HOME, memory dir and token."""
+
+    name: str
+    home: Path
+    memdir: Path
+    url: str
+    token: str
+    repo: str = "acme/widgets"
+
+    @property
+    def team(self) -> Path:
+        return self.memdir / "team"
+
+    @property
+    def environ(self) -> dict[str, str]:
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))
+        }
+        env.update(
+            HOME=str(self.home),
+            TEAMSYNC_DIR=str(self.memdir),
+            TEAMSYNC_TOKEN=self.token,
+            GIT_AUTHOR_NAME=self.name.title(),
+        )
+        return env
+
+    @property
+    def settings(self) -> Settings:
+        return Settings.build(dir=self.memdir, environ=self.environ, cwd=self.home)
+
+    def init(self) -> None:
+        from teamsync.commands.sync import init
+
+        config = SyncConfig("rest", self.url, repo=self.repo)
+        assert init(self.settings, quiet_output(), config) == 0
+
+    def sync(self, mode: Mode = "sync") -> SyncReport:
+        from teamsync.commands.sync import sync_once
+
+        return sync_once(self.settings, mode=mode)
+
+    def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [TEAMSYNC, *args],
+            env=self.environ,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=self.home,
+        )
+
+    def write(self, key: str, text: str) -> None:
+        path = self.team / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        bump_mtime(path)
+
+    def read(self, key: str) -> str:
+        return (self.team / key).read_text(encoding="utf-8")
+
+    def files(self) -> dict[str, str]:
+        return {
+            p.relative_to(self.team).as_posix(): p.read_text(encoding="utf-8")
+            for p in sorted(self.team.rglob("*"))
+            if p.is_file()
+        }
+
+
+def make_rest_team(
+    root: Path,
+    url: str,
+    tokens: Sequence[str],
+    names: Sequence[str] = ("alice", "bob"),
+    *,
+    repo: str = "acme/widgets",
+    init: bool = True,
+) -> list[RestMate]:
+    mates = []
+    for name, token in zip(names, tokens, strict=True):
+        home = root / f"home-{name}"
+        home.mkdir()
+        (home / ".gitconfig").write_text(
+            f"[user]\n\tname = {name.title()}\n\temail = {name}@example.invalid\n", encoding="utf-8"
+        )
+        mate = RestMate(name, home, root / f"mem-{name}", url, token, repo)
+        mate.team.mkdir(parents=True)
+        if init:
+            mate.init()
+        mates.append(mate)
+    return mates

@@ -54,23 +54,76 @@ dry_run_option = click.option(
     default=None,
     help="Git branch that holds the memory files (default: teamsync/memory).",
 )
-# Other backends add their options here (e.g. `--rest URL`, `--repo OWNER/NAME`) and a
-# case in `_init_config` below.
+# Other backends add their options here and a case in `_init_config` below.
+@click.option("--rest", "rest_url", metavar="URL", help="A team-memory server (teamsync serve).")
+@click.option(
+    "--repo",
+    metavar="OWNER/NAME",
+    default=None,
+    help="REST: the repository id (default: derived from the project's `origin`).",
+)
+@click.option(
+    "--token-file",
+    metavar="PATH",
+    default=None,
+    help="REST: a 0600 file holding the token (default: TEAMSYNC_TOKEN).",
+)
 @pass_app
-def init(app: AppContext, git_url: str | None, branch: str | None) -> None:
+def init(
+    app: AppContext,
+    git_url: str | None,
+    branch: str | None,
+    rest_url: str | None,
+    repo: str | None,
+    token_file: str | None,
+) -> None:
     """Set up sync for this memory directory (config goes beside team/, never in it)."""
     from teamsync.commands.sync import init as run_init
 
-    finish(run_init(app.settings, app.output, _init_config(git_url=git_url, branch=branch)))
+    config = _init_config(
+        git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
+    )
+    finish(run_init(app.settings, app.output, config))
 
 
-def _init_config(*, git_url: str | None, branch: str | None) -> SyncConfig:
+def _init_config(
+    *,
+    git_url: str | None,
+    branch: str | None,
+    rest_url: str | None = None,
+    repo: str | None = None,
+    token_file: str | None = None,
+) -> SyncConfig:
     from teamsync.sync.config import SyncConfig
     from teamsync.sync.git import DEFAULT_BRANCH
 
+    if git_url and rest_url:
+        raise click.UsageError("choose one remote: --git URL or --rest URL")
+    if rest_url:
+        return _rest_config(rest_url, repo, token_file)
     if git_url:
         return SyncConfig("git", git_url, branch or DEFAULT_BRANCH)
-    raise click.UsageError("say where to sync: `teamsync init --git URL [--branch NAME]`")
+    raise click.UsageError(
+        "say where to sync: `teamsync init --git URL [--branch NAME]` "
+        "or `teamsync init --rest URL [--repo OWNER/NAME]`"
+    )
+
+
+def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConfig:
+    from pathlib import Path
+
+    from teamsync.errors import UsageError
+    from teamsync.server.limits import normalize_repo
+    from teamsync.sync.config import SyncConfig
+
+    if not url.startswith(("http://", "https://")):
+        raise click.UsageError(f"--rest {url!r}: use an http:// or https:// URL")
+    try:
+        repo_id = normalize_repo(repo) if repo else None
+    except UsageError as exc:
+        raise click.UsageError(f"--repo: {exc}") from exc
+    tfile = str(Path(token_file).expanduser().resolve()) if token_file else None
+    return SyncConfig("rest", url.rstrip("/"), repo=repo_id, token_file=tfile)
 
 
 def _run(app: AppContext, mode: Mode, dry_run: bool) -> None:

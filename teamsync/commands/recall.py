@@ -18,12 +18,15 @@ other :class:`~teamsync.errors.TeamsyncError`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from teamsync.config import Settings
 from teamsync.output import Output
-from teamsync.recall.llm import Claude
-from teamsync.recall.recall import Recalled
+
+if TYPE_CHECKING:
+    from teamsync.recall.dream import DreamResult
+    from teamsync.recall.llm import Claude
+    from teamsync.recall.recall import Recalled
 
 
 def _memory_json(m: Recalled) -> dict[str, Any]:
@@ -134,9 +137,27 @@ def run_extract(
         output.info(f"dry run: {len(result.proposed)} file(s) proposed, nothing written")
     elif result.written:
         output.success(f"wrote {len(result.written)} memory file(s): " + ", ".join(result.written))
+    elif result.refused:
+        output.info(f"no memory written; {len(result.refused)} write(s) refused")
     elif result.new_messages:
         output.info("nothing worth remembering in the new messages")
     return 0
+
+
+def _dream_payload(result: DreamResult) -> dict[str, Any]:
+    plan = result.plan
+    return {
+        "ran": result.ran,
+        "skipped": result.skipped,
+        "refused": None,
+        "summary": plan.summary if plan else None,
+        "writes": [{"path": k, "reason": r} for k, (_, r) in (plan.writes if plan else {}).items()],
+        "deletions": [
+            {"path": k, "reason": r} for k, r in (plan.deletions if plan else {}).items()
+        ],
+        "backup": str(result.backup) if result.backup else None,
+        "problems": result.problems,
+    }
 
 
 def run_dream(
@@ -151,24 +172,13 @@ def run_dream(
     """Consolidate the memories; 1 when the plan was refused."""
     from teamsync.recall.dream import PlanRefused, dream
 
-    payload: dict[str, Any] = {"ran": False, "skipped": None, "refused": None}
     try:
         result = dream(settings, force=force, dry_run=dry_run, claude=claude, model=model)
     except PlanRefused as exc:
         output.error(str(exc))
-        payload["refused"] = str(exc)
-        output.emit(payload)
+        output.emit({"ran": False, "skipped": None, "refused": str(exc)})
         return 1
-    plan = result.plan
-    payload.update(
-        ran=result.ran,
-        skipped=result.skipped,
-        summary=plan.summary if plan else None,
-        writes=[{"path": k, "reason": r} for k, (_, r) in (plan.writes if plan else {}).items()],
-        deletions=[{"path": k, "reason": r} for k, r in (plan.deletions if plan else {}).items()],
-        backup=str(result.backup) if result.backup else None,
-        problems=result.problems,
-    )
+    payload = _dream_payload(result)
     if settings.json:
         output.emit(payload)
         return 0
@@ -179,7 +189,7 @@ def run_dream(
     for item in payload["deletions"]:
         output.info(f"delete {item['path']}: {item['reason']}")
     if result.ran:
-        output.success(f"consolidated: {plan.summary if plan else ''}".rstrip(": "))
+        output.success(f"consolidated: {payload['summary'] or 'nothing to change'}")
     if result.backup:
         output.info(f"pre-images kept in {result.backup}")
     for problem in result.problems:

@@ -22,7 +22,7 @@ from teamsync.sync import BACKENDS
 from teamsync.sync.base import Backend
 from teamsync.sync.config import SyncConfig, load_config, save_config
 from teamsync.sync.engine import Mode, Progress, SyncReport, run_sync
-from teamsync.sync.gitcmd import sanitize_url
+from teamsync.sync.gitcmd import project_remote_url, sanitize_url
 from teamsync.sync.state import BaseStore
 
 ProgressFactory = Callable[[], Progress]
@@ -43,8 +43,13 @@ def open_backend(config: SyncConfig, settings: Settings) -> Backend:
     return factory(config, settings)
 
 
-def _normalize_git_url(url: str, cwd: Path) -> str:
-    """Plain relative paths become absolute (the config must not depend on the cwd)."""
+def _normalize_git_url(url: str, settings: Settings) -> str:
+    """A remote name of the project (``origin``) becomes its URL; relative paths absolute."""
+    cwd = settings.cwd
+    if not (cwd / url).exists():
+        named = project_remote_url(cwd, url, settings.environ)
+        if named is not None:
+            url = named
     if "://" in url or (":" in url.split("/", 1)[0] and not Path(url).exists()):
         return url
     path = Path(url).expanduser()
@@ -54,7 +59,7 @@ def _normalize_git_url(url: str, cwd: Path) -> str:
 def init(settings: Settings, output: Output, config: SyncConfig) -> int:
     """Check the remote answers, then write ``<memdir>/teamsync.yaml`` (beside ``team/``)."""
     if config.backend == "git":
-        config = SyncConfig("git", _normalize_git_url(config.url, settings.cwd), config.branch)
+        config = SyncConfig("git", _normalize_git_url(config.url, settings), config.branch)
     memdir = memory_dir(settings)
     (memdir / "team").mkdir(parents=True, exist_ok=True)
     backend = open_backend(config, settings)

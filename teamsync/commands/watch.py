@@ -39,6 +39,30 @@ def config_stamp(memdir: Path) -> Hashable:
     return tuple((str(p), _mtime(p)) for p in paths)
 
 
+def sync_ops(settings: Settings, output: Output, memdir: Path) -> SyncOps:
+    """The real push/pull (one engine run each), config stamp and timestamped log."""
+    from teamsync.commands.sync import run
+
+    # Each sync run prints human lines only (to stderr under --json): the one JSON
+    # object on stdout is watch's own summary.
+    runs = Output(
+        json_mode=False,
+        color=output.color,
+        out=output.err if output.json_mode else output.out,
+        err=output.err,
+    )
+
+    def log(message: str) -> None:
+        output.info(f"[{time.strftime('%H:%M:%S')}] {message}")
+
+    return SyncOps(
+        push=lambda: run(settings, runs, mode="push"),
+        pull=lambda: run(settings, runs, mode="pull"),
+        config_stamp=lambda: config_stamp(memdir),
+        log=log,
+    )
+
+
 def watch(
     settings: Settings,
     output: Output,
@@ -49,27 +73,16 @@ def watch(
     poll: bool,
 ) -> int:
     """Run until SIGINT/SIGTERM; return 0 after a clean shutdown."""
-    from teamsync.commands.sync import run
-
     memdir = memory_dir(settings)
     load_config(memdir)  # a clear ConfigError before anything starts
     team = memdir / "team"
     team.mkdir(parents=True, exist_ok=True)
-
-    def log(message: str) -> None:
-        output.info(f"[{time.strftime('%H:%M:%S')}] {message}")
-
-    ops = SyncOps(
-        push=lambda: run(settings, output, mode="push"),
-        pull=lambda: run(settings, output, mode="pull"),
-        config_stamp=lambda: config_stamp(memdir),
-        log=log,
-    )
+    ops = sync_ops(settings, output, memdir)
     timing = Timing(debounce=debounce, pull_interval=pull_interval, retry_base=retry_base)
     watcher = Watcher(ops, time.monotonic, timing)
-    log(f"watching {team} (push {debounce:g} s after a change, pull every {pull_interval:g} s)")
+    ops.log(f"watching {team} (push {debounce:g} s after a change, pull every {pull_interval:g} s)")
     mode = run_loop(watcher, team, poll=poll)
-    log(f"stopped ({mode}): {watcher.pushes} push(es), {watcher.pulls} pull(s)")
+    ops.log(f"stopped ({mode}): {watcher.pushes} push(es), {watcher.pulls} pull(s)")
     output.emit(
         {
             "mode": mode,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -79,7 +80,12 @@ def _team_dir(settings: Settings, cwd: str | None) -> Path:
     return team_dir(settings)
 
 
+_FOLD_CASE = sys.platform in ("darwin", "win32")  # default file systems ignore case there
+
+
 def _within(path: str, root: str) -> bool:
+    if _FOLD_CASE:
+        path, root = path.casefold(), root.casefold()
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 

@@ -46,8 +46,8 @@ def resource_text(name: str) -> str:
 
 
 def is_ours(path: Path) -> bool:
-    """True when ``path`` is a regular file carrying teamsync's marker."""
-    if path.is_symlink() or not path.is_file():
+    """True when ``path`` (or the file a symlink there points to) carries teamsync's marker."""
+    if not path.is_file():
         return False
     try:
         with path.open("rb") as fh:

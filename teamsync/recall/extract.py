@@ -22,7 +22,12 @@ from teamsync.memdir.format import MEMORY_TYPES
 from teamsync.memdir.paths import memory_dir
 from teamsync.recall import llm, state
 from teamsync.recall.tools import TOOLS, MemoryTools
-from teamsync.recall.transcript import after_cursor, read_transcript, render
+from teamsync.recall.transcript import (
+    TranscriptMessage,
+    after_cursor,
+    read_transcript,
+    render,
+)
 
 MAX_TURNS = 5
 MAX_TOKENS = 4096
@@ -126,6 +131,19 @@ def _regenerate_indexes(memdir: Path, result: ExtractResult) -> None:
         result.notes.append("updated " + ", ".join(fixed.written))
 
 
+def _new_messages(root: Path, transcript: Path) -> tuple[list[TranscriptMessage], ExtractResult]:
+    """The messages after the cursor, and a result carrying notes about how they were found."""
+    parsed = read_transcript(transcript)
+    cursor = state.load_cursor(root, transcript)
+    new, found = after_cursor(parsed.messages, cursor)
+    result = ExtractResult(new_messages=len(new))
+    if cursor is not None and not found:
+        result.notes.append("the cursor message is gone (compacted?); extracting everything")
+    if parsed.skipped_lines:
+        result.notes.append(f"skipped {parsed.skipped_lines} unreadable transcript line(s)")
+    return new, result
+
+
 def extract(
     settings: Settings,
     transcript: Path,
@@ -138,16 +156,7 @@ def extract(
     memdir = memory_dir(settings)
     memdir.mkdir(parents=True, exist_ok=True)
     root = state.state_root(settings.state_dir, memdir)
-    parsed = read_transcript(transcript)
-    cursor = state.load_cursor(root, transcript)
-    new, found = after_cursor(parsed.messages, cursor)
-    result = ExtractResult(new_messages=len(new))
-    if cursor is not None and not found:
-        result.notes.append(
-            "the cursor message is gone (compacted?); extracting the whole transcript"
-        )
-    if parsed.skipped_lines:
-        result.notes.append(f"skipped {parsed.skipped_lines} unreadable transcript line(s)")
+    new, result = _new_messages(root, transcript)
     if not new:
         result.notes.append("nothing new since the last extraction")
         return result

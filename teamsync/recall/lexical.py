@@ -5,8 +5,8 @@ included, ``MEMORY.md`` excluded) with four columns weighted for bm25: the
 path's words, ``name``, ``description`` (what recall is meant to read) and the
 body. The tokenizer is FTS5's ``porter unicode61``: snake_case, kebab-case and
 path separators already split there; camelCase/PascalCase identifiers are
-split here and added as extra tokens, so ``parseMemoryFile`` also matches
-``parse memory file``.
+split by :mod:`teamsync.recall.tokens` and added as extra tokens, so
+``parseMemoryFile`` also matches ``parse memory file``.
 
 A query becomes an OR of its terms with prefix matching, after dropping stop
 words and adding the small hand-written expansion table in
@@ -22,16 +22,24 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sqlite3
 import stat
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from teamsync.recall.synonyms import expand_terms
+from teamsync.recall.tokens import (
+    augment,
+    extract_fields,
+    match_expression,
+    path_words,
+    query_terms,
+)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 INDEX_NAME = "MEMORY.md"
 TEMP_PREFIX = ".teamsync-tmp-"
 COLUMN_WEIGHTS = (2.0, 3.0, 4.0, 1.0)  # path words, name, description, body
@@ -39,21 +47,7 @@ MAX_FILE_BYTES = 250_000
 MAX_QUERY_TERMS = 48
 EXPANSION_WEIGHT = 0.4
 CANDIDATES = 200
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_HAS_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_FIELD = re.compile(r"^(name|description|type)[ \t]*:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
-
-STOP_WORDS = frozenset(
-    """a about after again all also am an and any are as at be been before being both but by
-    can could did do does doing done for from get got had has have having he her here how i if
-    in into is it its just let me more most my no nor not of off on once only or other our out
-    over own same she should so some such than that the their them then there these they this
-    those through to too under until up very via was we were what when where which while who
-    whom why will with would you your""".split()
-)
+RACY_NS = 2_000_000_000
 
 
 @dataclass(frozen=True)
@@ -65,112 +59,33 @@ class Hit:
     matched: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Fields:
-    """What the index stores for one memory."""
-
-    name: str
-    description: str
-    body: str
-
-
-def split_identifiers(text: str) -> str:
-    """Return the extra tokens for camelCase/PascalCase words in ``text`` (space separated)."""
-    extra: list[str] = []
-    for word in _WORD.findall(text):
-        if _HAS_CAMEL.search(word):
-            extra.extend(part.lower() for part in _CAMEL_PART.findall(word))
-    return " ".join(extra)
-
-
-def _augment(text: str) -> str:
-    extra = split_identifiers(text)
-    return f"{text}\n{extra}" if extra else text
-
-
-def path_words(key: str) -> str:
-    """The searchable words of a memory key: ``team/deploy-freeze.md`` -> ``deploy-freeze``."""
-    stem = key[:-3] if key.endswith(".md") else key
-    parts = stem.split("/")
-    if parts and parts[0] == "team":
-        parts = parts[1:]
-    return " ".join(parts)
-
-
-def extract_fields(text: str) -> Fields:
-    """Split a memory into name/description/body without a YAML parser (fast and hang-proof).
-
-    Only flat ``key: value`` lines are read; anything else in the frontmatter
-    stays searchable as body text.
-    """
-    match = _FRONTMATTER.match(text)
-    if match is None:
-        return Fields("", "", text)
-    found = {k: v.strip("'\"") for k, v in _FIELD.findall(match.group(1))}
-    rest = _FIELD.sub("", match.group(1))
-    body = text[match.end() :]
-    return Fields(found.get("name", ""), found.get("description", ""), f"{rest}\n{body}")
-
-
-def query_terms(query: str) -> list[str]:
-    """Lower-cased search terms: words, camelCase parts, minus stop words (unless nothing is left)."""
-    words = [w.lower() for w in _WORD.findall(query)]
-    words += split_identifiers(query).split()
-    kept = [w for w in words if w not in STOP_WORDS] or words
-    return list(dict.fromkeys(kept))
-
-
-_SUFFIXES = ("ments", "ment", "ings", "ing", "ions", "ion", "ers", "er", "ed", "es", "s", "y")
-
-
-def _root(term: str) -> str:
-    for suffix in _SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= 4:
-            return term[: -len(suffix)]
-    return term
-
-
-def match_expression(terms: Sequence[str]) -> str:
-    """The FTS5 MATCH expression: an OR of quoted terms, prefix-matched from 3 characters.
-
-    Porter stems inflections inconsistently (``deploy`` -> ``deploi`` but
-    ``deployment`` -> ``deploy``), so a crude root prefix is added as well.
-    """
-    parts: list[str] = []
-    for raw in terms:
-        term = raw.replace('"', "")
-        if not term:
-            continue
-        quoted = '"' + term + '"'
-        parts.append(quoted + "*" if len(term) >= 3 else quoted)
-        root = _root(term)
-        if root != term:
-            parts.append('"' + root + '"*')
-    return " OR ".join(dict.fromkeys(parts))
-
-
 def iter_memory_files(root: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """Yield (posix key, lstat) for every regular ``*.md`` memory below ``root``; never follows links."""
+    """Yield (posix key, lstat) for every regular ``*.md`` memory below ``root``; never follows links.
+
+    File types come from ``readdir`` (no syscall); only memory files are stat'ed.
+    """
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
         directory, prefix = stack.pop()
         try:
-            entries = list(os.scandir(directory))
+            scan = os.scandir(directory)
         except OSError:
             continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith(TEMP_PREFIX):
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if not name.startswith("."):
-                    stack.append((entry.path, f"{prefix}{name}/"))
-            elif stat.S_ISREG(st.st_mode) and name.endswith(".md") and name != INDEX_NAME:
-                yield f"{prefix}{name}", st
+        with scan:
+            for entry in scan:
+                name = entry.name
+                try:
+                    if name.endswith(".md"):
+                        if name == INDEX_NAME or name.startswith(TEMP_PREFIX):
+                            continue
+                        if entry.is_file(follow_symlinks=False):
+                            st = entry.stat(follow_symlinks=False)
+                            if stat.S_ISREG(st.st_mode):
+                                yield prefix + name, st
+                    elif not name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, prefix + name + "/"))
+                except OSError:
+                    continue
 
 
 def _read_memory(root: Path, key: str) -> str | None:
@@ -185,6 +100,12 @@ def _read_memory(root: Path, key: str) -> str | None:
     if len(data) > MAX_FILE_BYTES:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def _digest(signatures: list[tuple[str, int, int, int]]) -> str:
+    """An order-independent digest of the directory's file signatures."""
+    lines = sorted(f"{k}\0{m}\0{s}\0{i}" for k, m, s, i in signatures)
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def default_cache_path(cache_dir: Path, memdir: Path) -> Path:
@@ -216,7 +137,8 @@ class LexicalIndex:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             db.executescript(
-                "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS fts;"
+                "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS meta;"
+                "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
                 "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL,"
                 " mtime_ns INTEGER, size INTEGER, ino INTEGER);"
                 "CREATE VIRTUAL TABLE fts USING fts5(path, name, description, body,"
@@ -232,27 +154,46 @@ class LexicalIndex:
         return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
 
     def refresh(self) -> int:
-        """Bring the index up to date with the directory; returns how many files were re-read."""
-        on_disk = {
-            k: (st.st_mtime_ns, st.st_size, st.st_ino) for k, st in iter_memory_files(self.memdir)
-        }
-        cached = {
-            row[0]: (row[1], row[2], row[3], row[4])
-            for row in self._db.execute("SELECT path, mtime_ns, size, ino, id FROM files")
-        }
-        changed = [k for k, sig in on_disk.items() if cached.get(k, (None,))[:3] != sig]
-        removed = [cached[k][3] for k in cached.keys() - on_disk.keys()]
-        if not changed and not removed:
+        """Bring the index up to date with the directory; returns how many files were re-read.
+
+        Every memory file is stat'ed (an in-place edit changes no directory), and
+        a digest of all ``(path, mtime_ns, size, inode)`` signatures is compared
+        with the one stored at the last refresh: equal means nothing to do. A file
+        modified less than two seconds before it was indexed is re-read next time
+        (an edit within the same timestamp tick could keep mtime and size).
+        """
+        on_disk = [
+            (key, st.st_mtime_ns, st.st_size, st.st_ino)
+            for key, st in iter_memory_files(self.memdir)
+        ]
+        digest = _digest(on_disk)
+        if digest == self._meta("digest"):
             return 0
+        current = set(on_disk)
+        cached = set(self._db.execute("SELECT path, mtime_ns, size, ino FROM files"))
+        changed = current - cached
+        stale_paths = {row[0] for row in cached - current} | {row[0] for row in changed}
+        racy = time.time_ns() - RACY_NS
         with self._db:
-            for key in changed:
-                if key in cached:
-                    removed.append(cached[key][3])
-            self._db.executemany("DELETE FROM fts WHERE rowid = ?", [(i,) for i in removed])
-            self._db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in removed])
-            for key in changed:
-                self._insert(key, on_disk[key])
+            for path in stale_paths:
+                row = self._db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                if row is not None:
+                    self._db.execute("DELETE FROM fts WHERE rowid = ?", row)
+                    self._db.execute("DELETE FROM files WHERE id = ?", row)
+            for key, mtime_ns, size, ino in changed:
+                # a file modified within the timestamp granularity may change again with the
+                # same (mtime, size): record it as unknown so the next refresh re-reads it
+                self._insert(key, (mtime_ns if mtime_ns < racy else -1, size, ino))
+            trusted = all(mtime_ns < racy for _, mtime_ns, _, _ in changed)
+            self._set_meta("digest", digest if trusted else "")
         return len(changed)
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def _insert(self, key: str, sig: tuple[int, int, int]) -> None:
         text = _read_memory(self.memdir, key)
@@ -266,10 +207,10 @@ class LexicalIndex:
             "INSERT INTO fts(rowid, path, name, description, body) VALUES (?, ?, ?, ?, ?)",
             (
                 cur.lastrowid,
-                _augment(path_words(key)),
-                _augment(fields.name),
-                _augment(fields.description),
-                _augment(fields.body),
+                augment(path_words(key)),
+                augment(fields.name),
+                augment(fields.description),
+                augment(fields.body),
             ),
         )
 
@@ -296,13 +237,14 @@ class LexicalIndex:
         return [Hit(paths[r], round(s, 4), matched.get(r, ())) for r, s in best if r in paths]
 
     def _rank(self, terms: Sequence[str], limit: int) -> dict[int, float]:
-        if not terms:
+        expression = match_expression(terms)
+        if not expression:
             return {}
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
         rows = self._db.execute(
             f"SELECT rowid, bm25(fts, {weights}) AS rank FROM fts WHERE fts MATCH ?"
             " ORDER BY rank LIMIT ?",
-            (match_expression(terms), limit),
+            (expression, limit),
         )
         return {rowid: -rank for rowid, rank in rows}
 
@@ -316,10 +258,26 @@ class LexicalIndex:
         marks = ",".join("?" * len(rowids))
         for term in terms:
             expr = match_expression([term])
+            if not expr:
+                continue
             sql = f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid IN ({marks})"
             for (rowid,) in self._db.execute(sql, (expr, *rowids)):
                 found.setdefault(rowid, []).append(term)
         return {k: tuple(v) for k, v in found.items()}
+
+
+def _speculate(
+    memdir: Path, cache_path: Path, query: str, limit: int, explain: bool, out: list[list[Hit]]
+) -> None:
+    """Rank against the cache as it is (run in a thread: SQLite releases the GIL)."""
+    try:
+        index = LexicalIndex(memdir, cache_path)
+        try:
+            out.append(index.search(query, limit, explain=explain))
+        finally:
+            index.close()
+    except sqlite3.Error:
+        return
 
 
 def lexical_search(
@@ -330,10 +288,27 @@ def lexical_search(
     cache_path: Path | None = None,
     explain: bool = False,
 ) -> list[Hit]:
-    """Refresh the (cached) index for ``memdir`` and rank ``query``; the one-call entry point."""
+    """Refresh the (cached) index for ``memdir`` and rank ``query``; the one-call entry point.
+
+    With an on-disk cache the query runs speculatively against the cache in a
+    thread while this thread stat-walks the directory; when nothing changed
+    (the common case) that answer is used, otherwise the query runs again on
+    the refreshed index.
+    """
     index = LexicalIndex(memdir, cache_path)
     try:
-        index.refresh()
-        return index.search(query, limit, explain=explain)
+        if cache_path is None or len(index) == 0:
+            index.refresh()
+            return index.search(query, limit, explain=explain)
+        found: list[list[Hit]] = []
+        worker = threading.Thread(
+            target=_speculate, args=(memdir, cache_path, query, limit, explain, found)
+        )
+        worker.start()
+        changed = index.refresh()
+        worker.join()
+        if changed or not found:
+            return index.search(query, limit, explain=explain)
+        return found[0]
     finally:
         index.close()

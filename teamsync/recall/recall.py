@@ -202,9 +202,18 @@ def _recalled(
     content, note = cap_content(text, pick.path)
     reasons = drift_reasons(text, stamp, checkout, memdir=memdir)
     return Recalled(
-        pick.path, pick.score, kind, description, content, note, stamp, days,
-        freshness_note(days), tuple(reasons), pick.why,
-    )  # fmt: skip
+        path=pick.path,
+        score=pick.score,
+        type=kind,
+        description=description,
+        content=content,
+        truncated=note,
+        changed_at=stamp,
+        age_days=days,
+        freshness=freshness_note(days),
+        stale_reasons=tuple(reasons),
+        why=pick.why,
+    )
 
 
 def recall(

@@ -137,8 +137,8 @@ class MemoryTools:
         handler = handlers.get(call.name)
         try:
             if handler is None:
-                raise ToolError(f"unknown tool {call.name!r}; use list_files, read_file, "
-                                "write_file or edit_file")  # fmt: skip
+                names = ", ".join(t["name"] for t in TOOLS)
+                raise ToolError(f"unknown tool {call.name!r}; use one of {names}")
             result["content"] = handler(call.input)
         except ToolError as exc:
             result["content"] = str(exc)

@@ -123,8 +123,8 @@ class Rule:
     regex: re.Pattern[str]
     keywords: tuple[str, ...] = ()
     validator: Callable[[str], bool] | None = _token
-    context_lines: int = 0
-    """Lines after a keyword's line that the regex may also look at (multi-line secrets)."""
+    context_chars: int = 0
+    """Characters after a keyword's line that the regex may also look at (multi-line secrets)."""
     left_boundary: bool = True
     """Refuse a match glued to a preceding letter or digit (``xghp_…``)."""
     requires: tuple[str, ...] = ()
@@ -152,7 +152,7 @@ RULES: tuple[Rule, ...] = (
             + _ASSIGN
             + r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
-        ("aws_secret", "aws-secret", "awssecret", "secret_access", "secret-access", "secretaccess"),
+        ("secret",),
         left_boundary=False,
     ),
     Rule("gcp-api-key", "Google / GCP API key", _r(r"AIza[0-9A-Za-z_\-]{35}" + _B)),
@@ -204,7 +204,7 @@ RULES: tuple[Rule, ...] = (
             r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"
             r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{80,}"
         ),
-        ("t3blbkfj", "sk-proj-", "sk-svcacct-", "sk-admin-"),
+        ("t3blbkfj", "sk-"),
     ),
     Rule("huggingface-access-token", "Hugging Face access token", _r(r"hf_[a-zA-Z]{34}" + _B)),
     Rule(
@@ -251,7 +251,7 @@ RULES: tuple[Rule, ...] = (
             + _ASSIGN
             + r"|AC[0-9a-f]{32}[\"']?\s*[,:]\s*[\"']?)(?P<s>[0-9a-f]{32})(?![0-9a-zA-Z])"
         ),
-        ("auth_token", "auth-token", "authtoken", "auth.token", "AC"),
+        ("auth", "AC"),
         left_boundary=False,
     ),
     Rule(
@@ -314,9 +314,9 @@ RULES: tuple[Rule, ...] = (
             + _DASH5
             + r"|(?=\n[ \t]*\n|\n[ \t]*```|\Z))"
         ),
-        ("private key" + _DASH5, "private key block" + _DASH5),
+        ("private key",),
         _pem_body,
-        context_lines=400,
+        context_chars=40_000,
     ),
     Rule(
         "jwt",
@@ -333,7 +333,7 @@ RULES: tuple[Rule, ...] = (
             + _B
         ),
         ("discord",),
-        context_lines=3,
+        context_chars=400,
     ),
     Rule(
         "discord-webhook-url",
@@ -353,7 +353,7 @@ RULES: tuple[Rule, ...] = (
         "Mailgun private API key",
         _r(r"(?<![0-9a-f])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9a-zA-Z])"),
         ("mailgun",),
-        context_lines=2,
+        context_chars=300,
     ),
     Rule(
         "database-url-password",

@@ -7,7 +7,7 @@ How a text is scanned:
    literal, which ``re`` finds as fast). A text with no candidate pays these
    passes and nothing else.
 2. **Specific rules** (:mod:`teamsync.security.rules`) run only where their
-   keywords occur: over the keyword's line (plus ``context_lines`` for
+   keywords occur: over the keyword's line (plus ``context_chars`` for
    multi-line secrets such as PEM blocks). Validators drop documented example
    keys and placeholders; a span one rule reported is not reported again.
 3. **Generic secrets** (``password = …``, a high-entropy string assigned to a
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from teamsync.security.rules import RULES, Rule, looks_like_placeholder
 
@@ -83,7 +83,7 @@ class _Candidate:
     path: str
     line: int
     key: str
-    value: str
+    value: str = field(repr=False)  # the candidate secret: never in a repr
 
 
 class _Text:
@@ -94,24 +94,29 @@ class _Text:
         self.lowered = _lower(text)
         self.path = path
         self.first_line = first_line
+        self._spans: dict[tuple[tuple[str, ...], int], list[tuple[int, int]]] = {}
 
-    def line_span(self, pos: int, extra_lines: int = 0) -> tuple[int, int]:
+    def line_span(self, pos: int, extra_chars: int = 0) -> tuple[int, int]:
+        """The line holding ``pos``, extended to the end of the line ``extra_chars`` later."""
         start = self.text.rfind("\n", 0, pos) + 1
-        end = self.text.find("\n", pos)
-        for _ in range(extra_lines):
-            if end < 0:
-                break
-            end = self.text.find("\n", end + 1)
+        end = self.text.find("\n", pos + extra_chars)
         return start, (len(self.text) if end < 0 else end)
 
-    def keyword_spans(self, keywords: Iterable[str], extra_lines: int) -> list[tuple[int, int]]:
-        """The lines holding a keyword (plus ``extra_lines`` after each), merged."""
+    def keyword_spans(self, keywords: tuple[str, ...], extra_chars: int) -> list[tuple[int, int]]:
+        """The lines holding a keyword (plus ``extra_chars`` after each), merged; cached."""
+        key = (keywords, extra_chars)
+        cached = self._spans.get(key)
+        if cached is None:
+            cached = self._spans[key] = self._find_spans(keywords, extra_chars)
+        return cached
+
+    def _find_spans(self, keywords: tuple[str, ...], extra_chars: int) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
         for kw in keywords:
             hay = self.lowered if kw == kw.lower() else self.text
             pos = hay.find(kw)
             while pos >= 0:
-                spans.append(self.line_span(pos, extra_lines))
+                spans.append(self.line_span(pos, extra_chars))
                 line_end = hay.find("\n", pos)
                 pos = hay.find(kw, line_end + 1) if line_end >= 0 else -1
         return _merge(spans)
@@ -149,7 +154,7 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def _rule_hits(doc: _Text, rule: Rule, taken: list[tuple[int, int]]) -> Iterator[_Hit]:
     if rule.keywords:
-        spans = doc.keyword_spans(rule.keywords, rule.context_lines)
+        spans = doc.keyword_spans(rule.keywords, rule.context_chars)
     else:
         spans = [(0, len(doc.text))]
     text = doc.text
@@ -172,10 +177,7 @@ def _rule_hits(doc: _Text, rule: Rule, taken: list[tuple[int, int]]) -> Iterator
             yield _Hit(s_start, rule.id, fingerprint(rule.id, secret))
 
 
-_GENERIC_KEYWORDS = (
-    "pass", "pwd", "secret", "token", "credential", "auth",
-    "_key", "-key", ".key", "apikey", "accountkey", "privatekey", "accesskey", "clientkey",
-)  # fmt: skip
+_GENERIC_KEYWORDS = ("pass", "pwd", "secret", "token", "credential", "auth", "key")
 _GENERIC_LINE = re.compile(
     r"(?P<key>(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|authorization"
     r"|(?:api|auth|access|private|client|account|service|db|database|master|signing|encryption)"

@@ -283,34 +283,54 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         if refusal is not None:
             log.info("PUT repo=%s token=%s refused %s", norm, auth.id, refusal.status)
             return JSONResponse(refusal.body, status_code=refusal.status)
-        tags = parse_etags(if_match)
-        req = WriteRequest(
-            upserts=body.entries,
-            deletes=body.deletes,
-            if_match=tags[0] if tags and tags[0] != "*" else None,
-            create_only="*" in parse_etags(if_none_match),
-            base_checksums=body.baseChecksums,
-            who=auth.label,
-            max_entries=config.max_entries,
-        )
-        result = await run_in_threadpool(store.write, norm, req, time.time())
-        log.info(
-            "PUT repo=%s token=%s upserts=%d deletes=%d -> %s",
+        return await run_in_threadpool(
+            _write,
+            store,
+            config,
             norm,
-            auth.id,
-            len(req.upserts),
-            len(req.deletes),
-            type(result).__name__,
+            auth,
+            body,
+            parse_etags(if_match),
+            parse_etags(if_none_match),
         )
-        reply = write_reply(result)
-        headers = {"ETag": f'"{reply.body["checksum"]}"'} if reply.status == 200 else None
-        return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+
+
+def _write(
+    store: Storage,
+    config: ServerConfig,
+    repo: str,
+    auth: TokenRecord,
+    body: models.PutBody,
+    if_match: list[str],
+    if_none_match: list[str],
+) -> Response:
+    req = WriteRequest(
+        upserts=body.entries,
+        deletes=body.deletes,
+        if_match=if_match[0] if if_match and if_match[0] != "*" else None,
+        create_only="*" in if_none_match,
+        base_checksums=body.baseChecksums,
+        who=auth.label,
+        max_entries=config.max_entries,
+    )
+    result = store.write(repo, req, time.time())
+    reply = write_reply(result)
+    log.info(
+        "PUT repo=%s token=%s upserts=%d deletes=%d -> %d",
+        repo,
+        auth.id,
+        len(req.upserts),
+        len(req.deletes),
+        reply.status,
+    )
+    headers = {"ETag": f'"{reply.body["checksum"]}"'} if reply.status == 200 else None
+    return JSONResponse(reply.body, status_code=reply.status, headers=headers)
 
 
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:
     try:
         data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return Refusal(400, error_body("team_memory_invalid_body", "body is not UTF-8 JSON"))
     try:
         return models.PutBody.model_validate(data)

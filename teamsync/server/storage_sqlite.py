@@ -1,7 +1,8 @@
 """SQLite storage: the embedded default (``sqlite:///PATH``).
 
 WAL journal (readers never block the writer), ``busy_timeout`` so concurrent
-writers wait instead of failing, ``BEGIN IMMEDIATE`` for every write so the
+writers wait instead of failing (and, within one process, queue on a lock so waiting
+is FIFO-fair rather than SQLite's sleep-and-poll), ``BEGIN IMMEDIATE`` for every write so the
 repository state read inside a write transaction cannot change under it, and
 ``synchronous=FULL`` so an acknowledged PUT survives a power cut. Each thread
 gets its own connection; several server processes may share one file.
@@ -43,6 +44,7 @@ class SqliteStorage(SqlStorage):
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
+        self._writer = threading.Lock()
         self._create_file()
         with self._tx(write=True) as tx:
             for stmt in self._schema():
@@ -76,6 +78,16 @@ class SqliteStorage(SqlStorage):
 
     @contextmanager
     def _tx(self, *, write: bool) -> Iterator[_Tx]:
+        if not write:
+            yield from self._run(write=False)
+            return
+        # Writers queue on a process-local lock first: SQLite's busy handler polls with
+        # growing sleeps, which is unfair and spikes tail latency under contention.
+        # BEGIN IMMEDIATE still serializes against other processes on the same file.
+        with self._writer:
+            yield from self._run(write=True)
+
+    def _run(self, *, write: bool) -> Iterator[_Tx]:
         try:
             conn = self._conn()
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -9,16 +9,16 @@ name the rule and line, never the text.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from teamsync.errors import SecretFound, TeamsyncError
+from teamsync.errors import TeamsyncError
 from teamsync.memdir.format import INDEX_NAME
 from teamsync.memdir.freshness import record_change
 from teamsync.security.fs import SafeDir
-from teamsync.security.guard import guard_write, safe_write
+from teamsync.security.guard import guard_write
 from teamsync.sync.base import Applied, ChangeSet, checksum
 from teamsync.sync.local import fix_index, read_memory
 from teamsync.sync.merge import merge3, union_lines
@@ -33,53 +33,13 @@ from teamsync.sync.plan import (
     conflict_name,
     is_conflict_copy_of,
 )
-from teamsync.sync.state import BaseStore, FileStat
-
-if TYPE_CHECKING:
-    from teamsync.sync.engine import Progress, SyncReport
+from teamsync.sync.report import Conflict, LocalWrite, Progress, Rejection, SyncReport, gate_reason
+from teamsync.sync.state import RACY_NS, BaseStore, FileStat
 
 BATCH = 200
 """Local writes per base-store transaction."""
-
-
-@dataclass(frozen=True)
-class Rejection:
-    key: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Conflict:
-    key: str
-    """The name the remote version keeps."""
-    copy: str | None
-    """Where the local version was kept."""
-
-
-@dataclass
-class LocalWrite:
-    key: str
-    kind: str
-    """pull, delete, merge, conflict, copy, adopt or forget."""
-    text: str | None = None
-    expect: str | None = None
-    """The checksum the local file must still have (None: must be absent)."""
-    base: tuple[str, str] | None = None
-    advance: bool = True
-    changed_at: float | None = None
-    copy: str | None = None
-
-    @property
-    def touch(self) -> bool:
-        return self.kind not in (ADOPT, FORGET)
-
-
-def gate_reason(exc: BaseException) -> str:
-    """A one-line reason naming rules and lines, never content."""
-    if isinstance(exc, SecretFound):
-        rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in exc.findings}))
-        return f"contains a likely secret: {rules}"
-    return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)
+WORKERS = 8
+"""Threads writing files in parallel (fsync-bound, so more than the cores)."""
 
 
 class Applier:
@@ -104,10 +64,10 @@ class Applier:
         self.report.add(items, [Rejection(key, reason)])
 
     def note_rejected(self, remote: Mapping[str, str], local: Mapping[str, str]) -> None:
-        for key, reason in sorted(remote.items()):
-            self.reject(key, f"remote entry refused: {reason}")
-        for key, reason in sorted(local.items()):
-            self.reject(key, f"local file not synced: {reason}")
+        # One batched add: a hostile remote may list 100,000 refused keys.
+        refused = [Rejection(k, f"remote entry refused: {r}") for k, r in sorted(remote.items())]
+        refused += [Rejection(k, f"local file not synced: {r}") for k, r in sorted(local.items())]
+        self.report.add(self.report.rejected, refused)
 
     def hold_merges(self, steps: list[Step]) -> list[Step]:
         for s in steps:
@@ -192,6 +152,11 @@ class Applier:
         out = []
         if copy is None:
             copy = conflict_name(s.key, self.who, self.now, taken)
+            try:
+                guard_write(copy, mine)
+            except TeamsyncError as exc:
+                self.reject(s.key, f"conflict not resolved: {gate_reason(exc)}", held=True)
+                return []
             taken.add(copy)
             out.append(LocalWrite(copy, "copy", mine, None, advance=False))
         conflict = LocalWrite(
@@ -202,69 +167,92 @@ class Applier:
     def apply_local(self, writes: Sequence[LocalWrite], progress: Progress | None) -> bool:
         """Apply ``writes`` in batches; advance the base after each durable batch.
 
+        Writes within a batch run on a small thread pool (each one is its own
+        temp + fsync + rename, so fsync latencies overlap); conflict copies are
+        written before the remote version takes their key's name.
         Returns True when the writes created local changes to push (merges, copies).
         """
         more = False
-        for start in range(0, len(writes), BATCH):
-            batch = writes[start : start + BATCH]
-            done = [w for w in batch if self._apply_one(w)]
-            self._commit(done)
-            more = more or any(w.kind in (MERGE, "copy") for w in done)
-            if progress is not None:
-                progress.advance(sum(1 for w in batch if w.touch))
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            for start in range(0, len(writes), BATCH):
+                batch = writes[start : start + BATCH]
+                copies = [w for w in batch if w.kind == "copy"]
+                ordered = copies + [w for w in batch if w.kind != "copy"]
+                results = list(pool.map(self._apply_one, copies))  # copies first, then the rest
+                results += pool.map(self._apply_one, ordered[len(copies) :])
+                done: list[tuple[LocalWrite, FileStat | None]] = []
+                for w, (ok, problem, st) in zip(ordered, results, strict=True):
+                    if ok:
+                        done.append((w, st))
+                    elif problem:
+                        self.reject(w.key, problem)
+                self._commit(done)
+                self._report_writes(w for w, _ in done if w.touch)
+                more = more or any(w.kind in (MERGE, "copy") for w, _ in done)
+                if progress is not None:
+                    progress.advance(sum(1 for w in batch if w.touch))
         return more
 
-    def _apply_one(self, w: LocalWrite) -> bool:
+    def _apply_one(self, w: LocalWrite) -> tuple[bool, str | None, FileStat | None]:
+        """Write or delete one file: (applied, refusal reason, stat of the new file)."""
         if not w.touch:
-            return True
+            return True, None, None
         try:
             current = self.team.stat(w.key)
             if current is None:
                 if w.expect is not None and w.kind != "delete":
-                    return False
+                    return False, None, None
             elif w.expect is None or self._local_text(w.key, w.expect) is None:
-                return False
+                return False, None, None
             if w.kind == "conflict" and (
                 w.copy is None or self._local_text(w.copy, w.expect) is None
             ):
-                return False  # the local version must be safe in its copy first
+                return False, None, None  # the local version must be safe in its copy first
             if w.text is None:
                 self.team.delete(w.key)
-            else:
-                safe_write(self.team, w.key, w.text, mtime=w.changed_at)
-        except TeamsyncError as exc:
-            self.reject(w.key, f"not written: {gate_reason(exc)}")
-            return False
-        self._report_write(w)
-        return True
+                return True, None, None
+            # every text was passed through guard_write when it was prepared
+            self.team.write_text(w.key, w.text, mtime=w.changed_at)
+            st = self.team.stat(w.key)
+            if self.freshness_dir is not None and w.changed_at is not None:
+                path = self.team.root / w.key
+                record_change(self.freshness_dir, path, checksum(w.text), w.changed_at)
+        except (TeamsyncError, OSError) as exc:
+            return False, f"not written: {gate_reason(exc)}", None
+        return True, None, None if st is None else FileStat.of(st)
 
-    def _report_write(self, w: LocalWrite) -> None:
+    def _report_writes(self, writes: Iterable[LocalWrite]) -> None:
         r = self.report
-        if w.kind == "delete":
-            r.add(r.deleted, [w.key])
-            return
-        r.add(r.written, [w.key])
-        if w.kind == MERGE:
-            r.add(r.merged, [w.key])
-        elif w.kind == "conflict":
-            r.add(r.conflicts, [Conflict(w.key, w.copy)])
+        writes = list(writes)
+        r.add(r.deleted, [w.key for w in writes if w.kind == "delete"])
+        r.add(r.written, [w.key for w in writes if w.kind != "delete"])
+        r.add(r.merged, [w.key for w in writes if w.kind == MERGE])
+        r.add(r.conflicts, [Conflict(w.key, w.copy) for w in writes if w.kind == "conflict"])
 
-    def _commit(self, done: Iterable[LocalWrite]) -> None:
+    def _commit(self, done: Iterable[tuple[LocalWrite, FileStat | None]]) -> None:
         entries: dict[str, tuple[str, str] | None] = {}
         stats: list[tuple[str, FileStat, str]] = []
-        for w in done:
+        pinned: list[tuple[str, FileStat, str]] = []
+        now_ns = time.time_ns()
+        for w, st in done:
             if w.advance:
                 entries[w.key] = w.base
-            if w.kind in (PULL, MERGE, "conflict", "copy") and w.text is not None:
-                st = self.team.stat(w.key)
-                if st is not None:
-                    stats.append((w.key, FileStat.of(st), checksum(w.text)))
-                if self.freshness_dir is not None and w.changed_at is not None:
-                    record_change(
-                        self.freshness_dir, self.team.root / w.key, checksum(w.text), w.changed_at
-                    )
+            if st is None or w.text is None:
+                continue
+            row = (w.key, st, checksum(w.text))
+            # A file still carrying the past mtime we set (the remote's change time) cannot
+            # be a later edit: edits stamp the current time. Trust it without the racy wait.
+            set_ns = None if w.changed_at is None else int(w.changed_at * 1e9)
+            if set_ns is not None and abs(st.mtime_ns - set_ns) < 1_000 and set_ns < now_ns - 10**7:
+                pinned.append(row)
+            else:
+                stats.append(row)
         self.state.advance(entries)
         self.state.remember_stats(stats)
+        if pinned:
+            self.state.remember_stats(
+                pinned, seen_ns=max(st.mtime_ns for _, st, _ in pinned) + RACY_NS + 1
+            )
 
     def fix_index(self, writes: Sequence[LocalWrite], local: Mapping[str, str]) -> bool:
         """Regenerate ``MEMORY.md`` when this round changed the set of files or the index."""
@@ -315,9 +303,7 @@ class Applier:
         self.report.version = result.version
 
     def report_planned(self, writes: Sequence[LocalWrite], changes: ChangeSet) -> None:
-        for w in writes:
-            if w.touch:
-                self._report_write(w)
+        self._report_writes(w for w in writes if w.touch)
         self.report.add(self.report.pushed, sorted(changes.upserts))
         self.report.add(self.report.remote_deleted, sorted(changes.deletes))
 

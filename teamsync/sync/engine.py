@@ -19,17 +19,16 @@ an ordinary local change. The engine never imports GitPython or httpx2.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal
 
 from teamsync.errors import ConflictError
 from teamsync.security.fs import SafeDir
-from teamsync.sync.apply import Applier, Conflict, Rejection
+from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend
 from teamsync.sync.local import scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, plan
+from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.state import BaseStore
 
 Mode = Literal["pull", "push", "sync", "status"]
@@ -37,52 +36,6 @@ MAX_ROUNDS = 5
 """Bounded retries: snapshot + reconcile + push at most this many times per run."""
 
 __all__ = ["Conflict", "Mode", "Progress", "Rejection", "SyncReport", "run_sync"]
-
-
-class Progress(Protocol):
-    """Receives progress while files are applied (the CLI draws a bar)."""
-
-    def start(self, total: int) -> None: ...
-
-    def advance(self, n: int) -> None: ...
-
-
-@dataclass
-class SyncReport:
-    """What a run did (or, with ``dry_run``, would do)."""
-
-    mode: str = "sync"
-    dry_run: bool = False
-    written: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
-    rejected: list[Rejection] = field(default_factory=list)
-    pushed: list[str] = field(default_factory=list)
-    remote_deleted: list[str] = field(default_factory=list)
-    merged: list[str] = field(default_factory=list)
-    held_back: list[Rejection] = field(default_factory=list)
-    version: str | None = None
-
-    def exit_code(self) -> int:
-        return 1 if self.conflicts or self.rejected or self.held_back else 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "written": self.written,
-            "deleted": self.deleted,
-            "conflicts": [{"key": c.key, "copy": c.copy} for c in self.conflicts],
-            "rejected": [{"key": r.key, "reason": r.reason} for r in self.rejected],
-            "pushed": self.pushed,
-            "remote_deleted": self.remote_deleted,
-            "merged": self.merged,
-            "held_back": [{"key": r.key, "reason": r.reason} for r in self.held_back],
-            "dry_run": self.dry_run,
-        }
-
-    def add(self, items: list[Any], values: Iterable[Any]) -> None:
-        for value in values:
-            if value not in items:
-                items.append(value)
 
 
 def _allowed(mode: Mode) -> frozenset[str]:
@@ -112,8 +65,6 @@ def run_sync(
     """
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
-    if not dry:
-        team.cleanup_temp(older_than=0)
     applier = Applier(team, state, report, who=who, now=now, freshness_dir=freshness_dir)
     outcome = "more"
     for _ in range(MAX_ROUNDS):
@@ -133,7 +84,7 @@ def _round(
     """One snapshot-plan-apply-push round: ``done``, ``again`` (precondition) or ``more``."""
     snap = backend.snapshot()
     applier.report.version = snap.version
-    local = scan_local(applier.team, applier.state)
+    local = scan_local(applier.team, applier.state, clean=not dry)
     applier.note_rejected(snap.rejected, local.rejected)
     skip = set(snap.rejected) | set(local.rejected)
     allowed = _allowed(mode)

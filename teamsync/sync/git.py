@@ -15,7 +15,8 @@ a non-fast-forward answer becomes :class:`PreconditionFailed`, and the engine
 fetches, reconciles and retries. Credentials come from git's own helpers;
 URLs are sanitized before they appear in any message.
 
-All git processes go through :mod:`teamsync.sync.gitcmd`.
+All git processes go through :mod:`teamsync.sync.gitcmd`; commits are written by
+:mod:`teamsync.sync.gittree`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from teamsync.memdir.format import decode_memory
 from teamsync.security.keys import find_collisions
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
-from teamsync.sync.gitcmd import GitRunner, TreeEntry, sanitize_url
+from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted, sanitize_url
+from teamsync.sync.gittree import CommitBuilder
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 
@@ -62,20 +64,42 @@ class GitBackend:
         self._lock_fd = _lock(cache_dir / "git" / f"{digest}.lock")
         self._git = GitRunner(self.path, environ)
         self._git.ensure_bare(url, branch)
-        self._listing: dict[str, TreeEntry] = {}
+        self._builder = CommitBuilder(self._git)
+        self._listing: dict[str, str] = {}
+        self._sums: dict[str, str] = {}
         self._blobs: dict[str, bytes] = {}
         self._head: str | None = None
 
     # -- Backend ----------------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        """Fetch the branch, then list and vet its tree."""
+        """Fetch the branch, then list and vet its tree (cached per commit)."""
         self._head = self._git.fetch(self.branch, self._tracking)
-        entries = self._git.ls_tree(self._head) if self._head else []
-        checksums: dict[str, str] = {}
+        if self._head is None:
+            vetted = Vetted({}, {}, {})
+        else:
+            cached = self._git.load_vetted(self._head)
+            if cached is None:
+                previous = self._git.load_vetted(None)
+                cached = self._vet(self._git.ls_tree(self._head), previous)
+                self._git.save_vetted(self._head, cached)
+            vetted = cached
+        self._listing, self._sums = vetted.shas, vetted.sums
+        times = _CommitTimes(self._git, self._head)
+        return Snapshot(self._head, dict(vetted.sums), times, dict(vetted.rejected))
+
+    def _vet(self, entries: Sequence[TreeEntry], previous: Vetted | None = None) -> Vetted:
+        """Refuse links, gitlinks, odd keys, non-memory files, huge or non-UTF-8 blobs.
+
+        An entry with the same key, mode and blob as in ``previous`` (the last
+        verdict) keeps its verdict, so a one-file change re-checks one entry.
+        """
+        known = previous.shas if previous is not None else {}
         rejected: dict[str, str] = {}
-        self._listing = {}
-        usable = []
+        usable: dict[str, str] = {}
         for entry in entries:
+            if entry.mode == "100644" and known.get(entry.key) == entry.sha:
+                usable[entry.key] = entry.sha
+                continue
             problem = _MODES.get(entry.mode) or (
                 None if entry.kind == "blob" else f"{entry.kind} object (refused)"
             )
@@ -83,23 +107,23 @@ class GitBackend:
             if problem:
                 rejected[entry.key] = problem
             else:
-                usable.append(entry)
-        sums = self._checksums([e.sha for e in usable])
-        for entry in usable:
-            value = sums.get(entry.sha)
-            if value is None or value.startswith("!"):
-                rejected[entry.key] = value[1:] if value else "unreadable blob"
-                continue
-            checksums[entry.key] = value
-            self._listing[entry.key] = entry
-        for group in find_collisions(checksums):
+                usable[entry.key] = entry.sha
+        blob_sums = self._checksums(list(usable.values()))
+        sums: dict[str, str] = {}
+        for key, sha in usable.items():
+            value = blob_sums.get(sha, "!unreadable blob")
+            if value.startswith("!"):
+                rejected[key] = value[1:]
+            else:
+                sums[key] = value
+        for group in find_collisions(sums) if sums.keys() - known.keys() else ():
             for key in group:
                 rejected[key] = "differs only by case or Unicode form from another remote key"
-                checksums.pop(key, None)
-        return Snapshot(self._head, checksums, _CommitTimes(self._git, self._head), rejected)
+                sums.pop(key, None)
+        return Vetted({k: usable[k] for k in sums}, sums, rejected)
 
     def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
-        wanted = {k: self._listing[k].sha for k in keys if k in self._listing}
+        wanted = {k: self._listing[k] for k in keys if k in self._listing}
         missing = [sha for sha in wanted.values() if sha not in self._blobs]
         self._blobs.update(self._git.read_blobs(missing))
         out: dict[str, str] = {}
@@ -121,18 +145,21 @@ class GitBackend:
         ]
         if moved:
             return PreconditionFailed(moved)
-        commit = self._git.commit(self._head, changes.upserts, changes.deletes, changes.message)
+        commit = self._builder.commit(self._head, changes.upserts, changes.deletes, changes.message)
         if commit == self._head:
             return Applied(self._head, {})
         if not self._git.push(commit, self.branch, self._tracking):
             return PreconditionFailed()
         self._head = commit
+        self._sums = {k: v for k, v in self._sums.items() if k not in changes.deletes}
+        self._sums.update({k: checksum(v) for k, v in changes.upserts.items()})
         return Applied(commit, {k: checksum(v) for k, v in changes.upserts.items()})
 
     def identity(self) -> str:
         return safe_who(self._git.identity())
 
     def close(self) -> None:
+        self._builder.close()
         self._git.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
@@ -140,8 +167,7 @@ class GitBackend:
 
     # -- helpers ----------------------------------------------------------------
     def _current(self, key: str) -> str | None:
-        entry = self._listing.get(key)
-        return None if entry is None else self._git.sums.get(entry.sha)
+        return self._sums.get(key)
 
     def _checksums(self, shas: Sequence[str]) -> dict[str, str]:
         """blob sha1 -> ``sha256:…`` (or ``!reason``), cached across runs."""

@@ -9,15 +9,14 @@ carries a password or token, even one embedded in the URL.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from io import BytesIO
 from pathlib import Path
-from typing import Any
 
 from teamsync.errors import AuthError, BackendError
 
@@ -56,6 +55,22 @@ class TreeEntry:
     key_problem: str | None = None
 
 
+@dataclass(frozen=True)
+class Vetted:
+    """A remote tree after the hostile-content checks: what may travel, and what not."""
+
+    shas: dict[str, str]
+    """key -> blob sha of every usable entry."""
+    sums: dict[str, str]
+    """key -> ``sha256:…`` of every usable entry."""
+    rejected: dict[str, str]
+    """key -> reason."""
+
+
+VET_VERSION = 1
+"""Bump when the checks change, so cached verdicts are recomputed."""
+
+
 def _parse_tree_line(raw: bytes) -> TreeEntry:
     meta, _, path = raw.partition(b"\t")
     mode, kind, sha, size = meta.decode("ascii").split()
@@ -77,9 +92,9 @@ class GitRunner:
         env.update(GIT_DIR=str(path), LC_ALL="C", LANGUAGE="C")
         env.setdefault("GIT_TERMINAL_PROMPT", "0")
         self._env = env
-        self._repo: Any = None
         self._db: sqlite3.Connection | None = None
-        self.sums: dict[str, str] = {}
+        self._sums: dict[str, str] | None = None
+        self._config: dict[str, str] = {}
 
     def run(
         self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
@@ -118,25 +133,58 @@ class GitRunner:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.run("init", "--bare", "-q", str(self.path))
             self.run("config", "core.logAllRefUpdates", "false")
-        current = self.try_run("config", "remote.origin.url")[1].decode().strip()
-        if current != url:
+        pattern = r"^(user\.name|user\.email|remote\.origin\.url)$"
+        out = self.try_run("config", "-z", "--get-regexp", pattern)[1].decode("utf-8", "replace")
+        self._config = dict(item.partition("\n")[::2] for item in out.split("\0") if item)
+        if self._config.get("remote.origin.url") != url:
             self.run("config", "remote.origin.url", url)
         self._db = sqlite3.connect(self.path / "teamsync-sums.sqlite3", isolation_level=None)
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute("CREATE TABLE IF NOT EXISTS sums (sha TEXT PRIMARY KEY, value TEXT)")
-        self.sums = dict(self._db.execute("SELECT sha, value FROM sums"))
+        self._db.execute("CREATE TABLE IF NOT EXISTS vetted (id TEXT PRIMARY KEY, data TEXT)")
+
+    @property
+    def sums(self) -> dict[str, str]:
+        """blob sha -> ``sha256:…`` (or ``!reason``), loaded on first use."""
+        if self._sums is None:
+            rows = self._db.execute("SELECT sha, value FROM sums") if self._db else []
+            self._sums = dict(rows)
+        return self._sums
 
     def remember_sums(self, fresh: Mapping[str, str]) -> None:
-        self.sums.update(fresh)
+        self.sums.update(fresh)  # loads first, so the cache stays complete
         if self._db is not None and fresh:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO sums VALUES (?, ?)", fresh.items())
             self._db.execute("COMMIT")
 
+    def load_vetted(self, commit: str | None) -> Vetted | None:
+        """The verdict on ``commit``'s tree from an earlier run (None: the latest one)."""
+        if self._db is None:
+            return None
+        if commit is None:
+            row = self._db.execute("SELECT data FROM vetted WHERE id LIKE ?", (f"{VET_VERSION}:%",))
+        else:
+            row = self._db.execute(
+                "SELECT data FROM vetted WHERE id = ?", (f"{VET_VERSION}:{commit}",)
+            )
+        found = row.fetchone()
+        if found is None:
+            return None
+        data = json.loads(found[0])
+        return Vetted(data["shas"], data["sums"], data["rejected"])
+
+    def save_vetted(self, commit: str, vetted: Vetted) -> None:
+        """Keep the verdict for the newest commit only."""
+        if self._db is None:
+            return
+        data = json.dumps({"shas": vetted.shas, "sums": vetted.sums, "rejected": vetted.rejected})
+        self._db.execute("BEGIN")
+        self._db.execute("DELETE FROM vetted")
+        self._db.execute("INSERT INTO vetted VALUES (?, ?)", (f"{VET_VERSION}:{commit}", data))
+        self._db.execute("COMMIT")
+
     def close(self) -> None:
-        if self._repo is not None:
-            self._repo.close()
-            self._repo = None
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -196,90 +244,14 @@ class GitRunner:
         return times
 
     def identity(self) -> str:
+        """The user's git name (else the local part of the email, else $USER)."""
         for key in ("user.name", "user.email"):
-            status, out, _ = self.try_run("config", key)
-            value = out.decode("utf-8", "replace").strip().split("@")[0]
-            if status == 0 and value:
+            value = self._config.get(key, "").strip().split("@")[0]
+            if value:
                 return value
         return self._env.get("USER") or "someone"
 
     # -- writing ------------------------------------------------------------------
-    def _store_blobs(self, texts: Mapping[str, str]) -> dict[str, str]:
-        from gitdb import IStream  # type: ignore[import-untyped]
-
-        out = {}
-        for key, text in texts.items():
-            data = text.encode("utf-8")
-            out[key] = _hex(self._odb().store(IStream(b"blob", len(data), BytesIO(data))).hexsha)
-        return out
-
-    def _odb(self) -> Any:
-        from git import Repo
-
-        if self._repo is None:
-            self._repo = Repo(self.path)
-        return self._repo.odb
-
-    def commit(
-        self, head: str | None, upserts: Mapping[str, str], deletes: Sequence[str], message: str
-    ) -> str:
-        """A commit of ``head``'s tree with ``upserts``/``deletes`` applied (``head`` if unchanged).
-
-        Trees are rewritten with ``mktree`` along the changed paths only, so entries
-        we refuse to read (odd names, links, gitlinks) are carried over untouched and
-        never pass through an index, which would reject them.
-        """
-        changes: dict[str, str | None] = dict(self._store_blobs(upserts))
-        changes.update({key: None for key in deletes})
-        old_tree = self.run("rev-parse", f"{head}^{{tree}}").decode().strip() if head else None
-        tree = self._rewrite(old_tree, changes) or self._write_tree({})
-        if head and tree == old_tree:
-            return head
-        parents = ["-p", head] if head else []
-        return self.run("commit-tree", tree, *parents, stdin=message.encode()).decode().strip()
-
-    def _rewrite(self, tree: str | None, changes: Mapping[str, str | None]) -> str | None:
-        """The sha of ``tree`` with ``changes`` (path -> blob sha or None) applied; None if empty."""
-        entries: dict[bytes, tuple[bytes, str]] = {}
-        if tree:
-            for raw in self.run("ls-tree", "-z", tree).split(b"\0"):
-                if raw:
-                    meta, _, name = raw.partition(b"\t")
-                    raw_mode, _, raw_sha = meta.split()
-                    entries[name] = (b"%o" % int(raw_mode, 8), raw_sha.decode())
-        nested: dict[str, dict[str, str | None]] = {}
-        for path, sha in changes.items():
-            head, sep, rest = path.partition("/")
-            if sep:
-                nested.setdefault(head, {})[rest] = sha
-            elif sha is None:
-                entries.pop(head.encode("utf-8"), None)
-            else:
-                entries[head.encode("utf-8")] = (b"100644", sha)
-        for head, sub in nested.items():
-            name = head.encode("utf-8")
-            mode, current = entries.get(name, (b"", ""))
-            new = self._rewrite(current if mode == b"40000" else None, sub)
-            if new is None:
-                entries.pop(name, None)
-            else:
-                entries[name] = (b"40000", new)
-        return self._write_tree(entries) if entries else None
-
-    def _write_tree(self, entries: Mapping[bytes, tuple[bytes, str]]) -> str:
-        """Write a raw tree object (no validation of the entries we carry over untouched)."""
-        from gitdb import IStream
-
-        def order(name: bytes) -> bytes:
-            return name + b"/" if entries[name][0] == b"40000" else name
-
-        body = b"".join(
-            entries[n][0] + b" " + n + b"\0" + bytes.fromhex(entries[n][1])
-            for n in sorted(entries, key=order)
-        )
-        stored = self._odb().store(IStream(b"tree", len(body), BytesIO(body)))
-        return _hex(stored.hexsha)
-
     def push(self, commit: str, branch: str, tracking: str) -> bool:
         """Push without force; False when the remote moved (non-fast-forward)."""
         status, out, err = self.try_run(
@@ -294,5 +266,17 @@ class GitRunner:
         return True
 
 
-def _hex(sha: bytes | str) -> str:
-    return sha.decode("ascii") if isinstance(sha, bytes) else sha
+def project_remote_url(cwd: Path, name: str, environ: Mapping[str, str]) -> str | None:
+    """The URL of remote ``name`` of the git project around ``cwd`` (``origin`` …), if any."""
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        return None
+    env = {k: v for k, v in environ.items() if not k.startswith("GIT_")}
+    result = subprocess.run(
+        ["git", "-C", str(cwd), "remote", "get-url", name],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    url = result.stdout.strip()
+    return url if result.returncode == 0 and url else None

@@ -7,9 +7,12 @@ matches the base store's stat cache, so a no-op sync reads no file contents.
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from teamsync.errors import MemoryFormatError, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME, MAX_MEMORY_BYTES, Memory, decode_memory, parse_memory
@@ -49,18 +52,59 @@ def read_memory(team: SafeDir, key: str) -> str:
     return decode_memory(team.read_bytes(key), key)
 
 
-def scan_local(team: SafeDir, state: BaseStore) -> LocalTree:
-    """Checksum every syncable file; everything else lands in ``rejected`` with a reason."""
+def _quick_unchanged(root: Path, state: BaseStore) -> dict[str, str] | None:
+    """key -> checksum when every file still matches the stat cache exactly, else None.
+
+    A read-only cache check with ``lstat`` (never following links): anything
+    unexpected (a new, vanished or changed file, a link, a temp file, an odd
+    entry) returns None and the caller does the full :meth:`SafeDir.walk`.
+    """
+    found: dict[str, str] = {}
+    pending = [("", str(root))]
+    while pending:
+        prefix, path = pending.pop()
+        try:
+            with os.scandir(path) as listing:
+                for entry in listing:
+                    key = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append((key + "/", entry.path))
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                    if not stat.S_ISREG(st.st_mode):
+                        return None
+                    hit = state.cached_checksum(key, FileStat.of(st))
+                    if hit is None:
+                        return None
+                    found[key] = hit
+        except OSError:
+            return None
+    return found if found.keys() == state.stat_keys() else None
+
+
+def scan_local(team: SafeDir, state: BaseStore, *, clean: bool = False) -> LocalTree:
+    """Checksum every syncable file; everything else lands in ``rejected`` with a reason.
+
+    With ``clean``, stale temp files of an interrupted run are removed first
+    (only needed when the quick check fails: a temp file always fails it).
+    """
+    quick = _quick_unchanged(team.root, state)
+    if quick is not None:
+        return LocalTree(checksums=quick)
+    if clean:
+        team.cleanup_temp(older_than=0)
     tree = LocalTree()
     fresh: list[tuple[str, FileStat, str]] = []
     started = time.time_ns()
     for item in team.walk():
         key = item.key
-        problem = item.problem
+        problem = item.problem  # walk already checked the key itself
         st = team.stat(key) if problem is None else None
         if problem is None and st is None:
             continue  # vanished while listing
-        problem = problem or file_problem(key, st.st_size if st else None)
+        if problem is None and st is not None:
+            problem = NOT_MEMORY if not is_memory_key(key) else None
+            problem = problem or (TOO_BIG if st.st_size > MAX_MEMORY_BYTES else None)
         if problem is not None or st is None:
             tree.rejected[key] = problem or "vanished while listing"
             continue
@@ -75,6 +119,7 @@ def scan_local(team: SafeDir, state: BaseStore) -> LocalTree:
             fresh.append((key, fst, cached))
         tree.checksums[key] = cached
     _reject_collisions(tree)
+    fresh = [row for row in fresh if row[0] in tree.checksums]
     gone = state.stat_keys() - tree.checksums.keys()
     state.remember_stats(fresh, gone, seen_ns=started)
     return tree

@@ -39,7 +39,7 @@ from teamsync.sync.rest_http import Http, error_details, error_message, load_tok
 
 PATH = "/api/claude_code/team_memory"
 BATCH_BYTES = 200_000
-MAX_ENTRIES = 10_000
+MAX_ENTRIES = 5_000
 """Client-side cap on entries taken from a server (a hostile one may list millions)."""
 
 __all__ = ["RestBackend", "from_config"]

@@ -196,7 +196,7 @@ class Http:
     def _read(self, resp: httpx2.Response) -> bytes:
         deadline = time.monotonic() + self.timeout
         buf = bytearray()
-        for chunk in resp.iter_raw():
+        for chunk in resp.iter_bytes():
             buf += chunk
             if len(buf) > self.max_response_bytes:
                 raise BackendError(

@@ -120,7 +120,7 @@ class BaseStore:
 
     def cached_checksum(self, key: str, st: FileStat) -> str | None:
         """The checksum recorded for exactly this stat, if it can be trusted."""
-        hit = self._load_stats().get(key)
+        hit = (self._stats if self._stats is not None else self._load_stats()).get(key)
         if hit is None or hit[0] != st or st.mtime_ns >= hit[2] - RACY_NS:
             return None
         return hit[1]

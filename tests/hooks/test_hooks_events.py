@@ -125,7 +125,9 @@ def test_post_tool_use_debounces_a_burst_into_one_push(
     memdir, mate, env = synced
     team = memdir / "team"
     start = time.monotonic()
+    gaps: list[float] = []
     for i in range(4):
+        gaps.append(time.monotonic())
         (team / f"burst{i}.md").write_text(memory_text(f"burst{i}"), encoding="utf-8")
         payload = {
             "hook_event_name": "PostToolUse",
@@ -137,6 +139,7 @@ def test_post_tool_use_debounces_a_burst_into_one_push(
         proc = hook("PostToolUse", payload, tmp_path, env)
         assert proc.returncode == 0 and proc.stdout == ""
     assert time.monotonic() - start < 8  # each hook returns at once
+    spread = max(b - a for a, b in zip(gaps, gaps[1:], strict=False))
 
     def pulled() -> bool:
         proc = run_teamsync(["--dir", str(mate), "pull"], cwd=tmp_path)
@@ -148,7 +151,10 @@ def test_post_tool_use_debounces_a_burst_into_one_push(
     )
     assert len(logs) == 1
     assert wait_for(lambda: not list(logs[0].parent.glob("push-*.lock")), 20)
-    assert logs[0].read_text(encoding="utf-8").count("teamsync push") == 1
+    pushes = logs[0].read_text(encoding="utf-8").count("teamsync push")
+    # Edits closer together than the 2 s debounce coalesce into one push; a machine
+    # slow enough to space the hooks further apart still may not push per edit.
+    assert pushes == 1 if spread < 1.5 else 1 <= pushes < 4
 
 
 def test_post_tool_use_outside_team_does_nothing(

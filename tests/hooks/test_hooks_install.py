@@ -243,3 +243,26 @@ def test_pre_push_new_root_history_is_scanned(tmp_path: Path) -> None:
         ["git", "push", "origin", "fresh"], cwd=work, capture_output=True, text=True
     )
     assert proc.returncode != 0 and "push refused" in proc.stderr
+
+
+def test_symlink_to_a_teamsync_script_counts_as_ours(tmp_path: Path) -> None:
+    """A hook symlinked to the shipped script is replaced, not kept as a legacy hook."""
+    work, _ = make_repo(tmp_path)
+    hook = work / ".git" / "hooks" / "pre-commit"
+    hook.symlink_to(REPO_ROOT / "hooks" / "pre-commit")
+    assert install(work).returncode == 0
+    assert not hook.is_symlink() and "TEAMSYNC_INSTALLED='/" in hook.read_text(encoding="utf-8")
+    assert not (work / ".git" / "hooks" / "pre-commit.legacy").exists()
+    assert (REPO_ROOT / "hooks" / "pre-commit").read_bytes() == (
+        RESOURCES / "pre-commit"
+    ).read_bytes()
+
+
+def test_a_legacy_hook_that_is_ours_is_not_run_twice(tmp_path: Path) -> None:
+    work, _ = make_repo(tmp_path)
+    assert install(work).returncode == 0
+    hooks = work / ".git" / "hooks"
+    shutil.copy2(hooks / "pre-commit", hooks / "pre-commit.legacy")
+    done = commit_file(work, "ok.md", "plain\n")
+    assert done.returncode == 0, done.stderr
+    assert "it is a teamsync hook too" in done.stderr

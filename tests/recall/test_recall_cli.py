@@ -20,12 +20,18 @@ from testing.recall import REPO, memory, put, teamsync, write_transcript
 def memdir(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
     put(root, "team/project_freeze.md", memory("freeze", "Merge freeze before the March release"))
-    put(root, "feedback_tests.md", memory("tests", "Integration tests hit a real Postgres", "feedback"))
+    put(
+        root,
+        "feedback_tests.md",
+        memory("tests", "Integration tests hit a real Postgres", "feedback"),
+    )
     return root
 
 
 def test_recall_json_shape(memdir: Path) -> None:
-    result = CliRunner().invoke(cli, ["--dir", str(memdir), "--json", "recall", "--offline", "merge", "freeze"])
+    result = CliRunner().invoke(
+        cli, ["--dir", str(memdir), "--json", "recall", "--offline", "merge", "freeze"]
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["selector"] == "lexical" and payload["notes"] == []
@@ -36,7 +42,9 @@ def test_recall_json_shape(memdir: Path) -> None:
 
 
 def test_recall_human_output_with_explain(memdir: Path) -> None:
-    result = CliRunner().invoke(cli, ["--dir", str(memdir), "recall", "--offline", "--explain", "-n", "1", "postgres"])
+    result = CliRunner().invoke(
+        cli, ["--dir", str(memdir), "recall", "--offline", "--explain", "-n", "1", "postgres"]
+    )
     assert result.exit_code == 0
     assert "1 memory (lexical selection)" in result.output
     assert "── feedback_tests.md  [feedback · today · score" in result.output
@@ -47,7 +55,12 @@ def test_recall_usage_errors(memdir: Path) -> None:
     runner = CliRunner()
     assert runner.invoke(cli, ["--dir", str(memdir), "recall"]).exit_code == 2
     assert runner.invoke(cli, ["--dir", str(memdir), "recall", "--limit", "0", "x"]).exit_code == 2
-    assert runner.invoke(cli, ["--dir", str(memdir), "extract", str(memdir / "missing.jsonl")]).exit_code == 2
+    assert (
+        runner.invoke(
+            cli, ["--dir", str(memdir), "extract", str(memdir / "missing.jsonl")]
+        ).exit_code
+        == 2
+    )
 
 
 def test_offline_recall_never_imports_anthropic(memdir: Path) -> None:
@@ -55,22 +68,39 @@ def test_offline_recall_never_imports_anthropic(memdir: Path) -> None:
         "import sys\n"
         "from teamsync.cli import main\n"
         "rc = main(['--dir', sys.argv[1], '--json', 'recall', '--offline', 'merge freeze'])\n"
-        "print('ANTHROPIC_LOADED=' + str('anthropic' in sys.modules))\n"
+        "print('ANTHROPIC_LOADED=' + str({'anthropic', 'httpx2'} & set(sys.modules) != set()))\n"
         "sys.exit(rc)\n"
     )
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-used"}
-    proc = subprocess.run([sys.executable, "-c", code, str(memdir)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(memdir)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("ANTHROPIC_LOADED=False")
-    assert json.loads(proc.stdout.rsplit("ANTHROPIC_LOADED", 1)[0])["memories"][0]["path"] == "team/project_freeze.md"
+    assert (
+        json.loads(proc.stdout.rsplit("ANTHROPIC_LOADED", 1)[0])["memories"][0]["path"]
+        == "team/project_freeze.md"
+    )
 
 
 def test_recall_subprocess_with_claude_over_loopback(memdir: Path) -> None:
     fake = FakeAnthropic([json_answer({"selected_memories": ["feedback_tests.md", "nope.md"]})])
     with fake.serve() as base_url:
-        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": base_url, "TEAMSYNC_MODEL": "claude-haiku-5-5"}
-        proc = teamsync(["--dir", str(memdir), "--json", "recall", "which database in tests"], env=env)
+        env = {
+            **os.environ,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "ANTHROPIC_BASE_URL": base_url,
+            "TEAMSYNC_MODEL": "claude-haiku-5-5",
+        }
+        proc = teamsync(
+            ["--dir", str(memdir), "--json", "recall", "which database in tests"], env=env
+        )
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
     assert payload["selector"] == "claude"
@@ -90,15 +120,25 @@ def test_recall_subprocess_falls_back_when_the_api_fails(memdir: Path) -> None:
 
 
 def test_extract_and_dream_subprocess_end_to_end(memdir: Path, tmp_path: Path) -> None:
-    transcript = write_transcript(tmp_path / "t.jsonl", [("u1", "user", "Staging resets nightly at 02:00 UTC."),
-                                                         ("a1", "assistant", "Got it.")])
+    transcript = write_transcript(
+        tmp_path / "t.jsonl",
+        [("u1", "user", "Staging resets nightly at 02:00 UTC."), ("a1", "assistant", "Got it.")],
+    )
     staging = memory("staging", "Staging database resets nightly at 02:00 UTC", "reference")
     plan = {"summary": "nothing to merge", "writes": [], "deletions": []}
-    fake = FakeAnthropic([tool_use(("write_file", {"path": "team/reference_staging.md", "content": staging})),
-                          text("saved"), json_answer(plan)])
+    fake = FakeAnthropic(
+        [
+            tool_use(("write_file", {"path": "team/reference_staging.md", "content": staging})),
+            text("saved"),
+            json_answer(plan),
+        ]
+    )
     with fake.serve() as base_url:
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": base_url}
-        dry = teamsync(["--dir", str(memdir), "extract", "--dry-run", str(transcript)], env={**env, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+        dry = teamsync(
+            ["--dir", str(memdir), "extract", "--dry-run", str(transcript)],
+            env={**env, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+        )
         assert dry.returncode == 1 and "could not reach the Claude API" in dry.stderr
         done = teamsync(["--dir", str(memdir), "--json", "extract", str(transcript)], env=env)
         assert done.returncode == 0, done.stderr
@@ -115,18 +155,27 @@ def test_extract_and_dream_subprocess_end_to_end(memdir: Path, tmp_path: Path) -
 def test_extract_dry_run_prints_proposals(memdir: Path, tmp_path: Path) -> None:
     transcript = write_transcript(tmp_path / "t.jsonl", [("u1", "user", "We use Okta for SSO.")])
     content = memory("sso", "SSO goes through Okta", "project")
-    fake = FakeAnthropic([tool_use(("write_file", {"path": "team/project_sso.md", "content": content})), text("ok")])
+    fake = FakeAnthropic(
+        [tool_use(("write_file", {"path": "team/project_sso.md", "content": content})), text("ok")]
+    )
     with fake.serve() as base_url:
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": base_url}
         proc = teamsync(["--dir", str(memdir), "extract", "--dry-run", str(transcript)], env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "--- proposed team/project_sso.md ---" in proc.stdout and "SSO goes through Okta" in proc.stdout
+    assert (
+        "--- proposed team/project_sso.md ---" in proc.stdout
+        and "SSO goes through Okta" in proc.stdout
+    )
     assert "dry run: 1 file(s) proposed, nothing written" in proc.stdout
     assert not (memdir / "team/project_sso.md").exists()
 
 
 def test_dream_refusal_exits_1_with_json(memdir: Path) -> None:
-    plan = {"summary": "s", "writes": [], "deletions": [{"path": "feedback_tests.md", "reason": ""}]}
+    plan = {
+        "summary": "s",
+        "writes": [],
+        "deletions": [{"path": "feedback_tests.md", "reason": ""}],
+    }
     fake = FakeAnthropic([json_answer(plan)])
     with fake.serve() as base_url:
         env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": base_url}

@@ -34,7 +34,9 @@ MERGED = memory("pnpm", "Use pnpm for the web workspace; never npm", "feedback",
 def merge_plan(**overrides: Any) -> dict[str, Any]:
     plan = {
         "summary": "merged the two pnpm memories",
-        "writes": [{"path": "feedback_a.md", "content": MERGED, "reason": "merged feedback_b.md into it"}],
+        "writes": [
+            {"path": "feedback_a.md", "content": MERGED, "reason": "merged feedback_b.md into it"}
+        ],
         "deletions": [{"path": "feedback_b.md", "reason": "merged into feedback_a.md"}],
     }
     plan.update(overrides)
@@ -89,19 +91,45 @@ def test_forced_dream_applies_the_plan_with_backup_and_index(memdir: Path) -> No
 @pytest.mark.parametrize(
     ("plan", "message"),
     [
-        (merge_plan(deletions=[{"path": f"team/project_{i}.md", "reason": "dup"} for i in range(3)]),
-         "remove 3 of 10 memories (30%), more than the 25% limit"),
-        (merge_plan(deletions=[{"path": "feedback_b.md", "reason": "  "}]), "remove feedback_b.md without a recorded reason"),
+        (
+            merge_plan(
+                deletions=[{"path": f"team/project_{i}.md", "reason": "dup"} for i in range(3)]
+            ),
+            "remove 3 of 10 memories (30%), more than the 25% limit",
+        ),
+        (
+            merge_plan(deletions=[{"path": "feedback_b.md", "reason": "  "}]),
+            "remove feedback_b.md without a recorded reason",
+        ),
         (merge_plan(deletions=[{"path": "feedback_b.md"}]), "without a recorded reason"),
-        (merge_plan(deletions=[{"path": "ghost.md", "reason": "gone"}]), "'ghost.md', which is not a memory"),
+        (
+            merge_plan(deletions=[{"path": "ghost.md", "reason": "gone"}]),
+            "'ghost.md', which is not a memory",
+        ),
         (merge_plan(writes=[{"path": "../x.md", "content": MERGED, "reason": "r"}]), "refused"),
-        (merge_plan(writes=[{"path": "MEMORY.md", "content": "x", "reason": "r"}]), "MEMORY.md is maintained"),
-        (merge_plan(writes=[{"path": "feedback_a.md", "content": "no frontmatter", "reason": "r"}]), "not a valid memory"),
-        (merge_plan(writes=[{"path": "feedback_a.md", "content": MERGED, "reason": ""}]), "rewrite feedback_a.md without a recorded reason"),
-        (merge_plan(deletions=[{"path": "feedback_a.md", "reason": "dup"}]), "both rewrites and deletes"),
+        (
+            merge_plan(writes=[{"path": "MEMORY.md", "content": "x", "reason": "r"}]),
+            "MEMORY.md is maintained",
+        ),
+        (
+            merge_plan(
+                writes=[{"path": "feedback_a.md", "content": "no frontmatter", "reason": "r"}]
+            ),
+            "not a valid memory",
+        ),
+        (
+            merge_plan(writes=[{"path": "feedback_a.md", "content": MERGED, "reason": ""}]),
+            "rewrite feedback_a.md without a recorded reason",
+        ),
+        (
+            merge_plan(deletions=[{"path": "feedback_a.md", "reason": "dup"}]),
+            "both rewrites and deletes",
+        ),
     ],
 )
-def test_guard_rails_refuse_the_whole_plan(memdir: Path, plan: dict[str, Any], message: str) -> None:
+def test_guard_rails_refuse_the_whole_plan(
+    memdir: Path, plan: dict[str, Any], message: str
+) -> None:
     snapshot = {p: p.read_text() for p in memdir.rglob("*.md")}
     fake = FakeAnthropic([json_answer(plan)])
     with pytest.raises(PlanRefused, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -111,9 +139,13 @@ def test_guard_rails_refuse_the_whole_plan(memdir: Path, plan: dict[str, Any], m
 
 def test_a_secret_in_a_merged_memory_is_refused(memdir: Path) -> None:
     token = "gh" + "p_" + "Zq8rT2vLm9XwB4nK7pS1dF6gH3jY0uEcA5iO"
-    plan = merge_plan(writes=[{"path": "feedback_a.md", "content": MERGED + token + "\n", "reason": "r"}])
+    plan = merge_plan(
+        writes=[{"path": "feedback_a.md", "content": MERGED + token + "\n", "reason": "r"}]
+    )
     with pytest.raises(PlanRefused, match="holds a likely secret \\(github-pat\\)") as caught:
-        dream(settings_for(memdir), force=True, claude=claude_for(FakeAnthropic([json_answer(plan)])))
+        dream(
+            settings_for(memdir), force=True, claude=claude_for(FakeAnthropic([json_answer(plan)]))
+        )
     assert token not in str(caught.value)
     assert token not in (memdir / "feedback_a.md").read_text()
 
@@ -122,8 +154,14 @@ def test_a_quarter_exactly_is_allowed(tmp_path: Path) -> None:
     root = tmp_path / "m"
     for i in range(4):
         put(root, f"m{i}.md", memory(f"m{i}", f"memory {i}"))
-    plan = {"summary": "s", "writes": [], "deletions": [{"path": "m0.md", "reason": "obsolete since 2026-02"}]}
-    result = dream(settings_for(root), force=True, claude=claude_for(FakeAnthropic([json_answer(plan)])))
+    plan = {
+        "summary": "s",
+        "writes": [],
+        "deletions": [{"path": "m0.md", "reason": "obsolete since 2026-02"}],
+    }
+    result = dream(
+        settings_for(root), force=True, claude=claude_for(FakeAnthropic([json_answer(plan)]))
+    )
     assert result.ran and not (root / "m0.md").exists()
 
 
@@ -137,7 +175,12 @@ def test_malformed_answers_change_nothing(memdir: Path) -> None:
 
 
 def test_dry_run_validates_but_changes_nothing(memdir: Path) -> None:
-    result = dream(settings_for(memdir), force=True, dry_run=True, claude=claude_for(FakeAnthropic([json_answer(merge_plan())])))
+    result = dream(
+        settings_for(memdir),
+        force=True,
+        dry_run=True,
+        claude=claude_for(FakeAnthropic([json_answer(merge_plan())])),
+    )
     assert not result.ran and result.plan is not None and "feedback_b.md" in result.plan.deletions
     assert (memdir / "feedback_b.md").exists()
 
@@ -158,11 +201,15 @@ def test_a_stale_lock_is_taken_over(memdir: Path, kind: str) -> None:
     settings = settings_for(memdir)
     path = state.state_root(settings.state_dir, memdir) / "dream.lock"
     path.parent.mkdir(parents=True)
-    path.write_text({"dead-pid": f"{dead_pid()}\nx\n", "too-old": f"{os.getpid()}\nx\n", "garbage": "???"}[kind])
+    path.write_text(
+        {"dead-pid": f"{dead_pid()}\nx\n", "too-old": f"{os.getpid()}\nx\n", "garbage": "???"}[kind]
+    )
     if kind == "too-old":
         old = time.time() - 61 * 60
         os.utime(path, (old, old))
-    result = dream(settings, force=True, claude=claude_for(FakeAnthropic([json_answer(merge_plan())])))
+    result = dream(
+        settings, force=True, claude=claude_for(FakeAnthropic([json_answer(merge_plan())]))
+    )
     assert result.ran
     assert not path.exists()  # released after the run
     assert list(path.parent.glob("dream.lock.stale-*")) == []

@@ -19,7 +19,14 @@ T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
 def _commit(repo: Path, message: str, when: float) -> None:
     stamp = f"@{int(when)} +0000"
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message, env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+    git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        message,
+        env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp},
+    )
 
 
 @pytest.fixture
@@ -83,7 +90,9 @@ def test_untracked_files_use_mtime(repo: Path) -> None:
     new = put(repo, "src/pay/draft.py", "pass\n")
     os.utime(new, (T0 + 30 * DAY, T0 + 30 * DAY))
     reasons = drift_reasons("draft in src/pay/draft.py", T0 + 2 * DAY, Checkout.find(repo))
-    assert reasons == ["cites src/pay/draft.py, changed since (modified 2026-01-31; memory last changed 2026-01-03)"]
+    assert reasons == [
+        "cites src/pay/draft.py, changed since (modified 2026-01-31; memory last changed 2026-01-03)"
+    ]
 
 
 def test_outside_git_only_paths_into_this_tree_are_judged(tmp_path: Path) -> None:
@@ -91,9 +100,9 @@ def test_outside_git_only_paths_into_this_tree_are_judged(tmp_path: Path) -> Non
     put(plain, "lib/util.py", "pass\n")
     checkout = Checkout.find(plain)
     assert not checkout.git
-    assert drift_reasons("see lib/util.py and lib/gone.py and other/x.py and a.py", time.time() + 60, checkout) == [
-        "cites lib/gone.py, which no longer exists"
-    ]
+    assert drift_reasons(
+        "see lib/util.py and lib/gone.py and other/x.py and a.py", time.time() + 60, checkout
+    ) == ["cites lib/gone.py, which no longer exists"]
 
 
 def test_memory_files_cited_by_path_are_not_code(tmp_path: Path, repo: Path) -> None:

@@ -30,7 +30,11 @@ def fake_token() -> str:
 @pytest.fixture
 def memdir(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
-    put(root, "feedback_tests.md", memory("tests", "Integration tests hit a real Postgres", "feedback"))
+    put(
+        root,
+        "feedback_tests.md",
+        memory("tests", "Integration tests hit a real Postgres", "feedback"),
+    )
     return root
 
 
@@ -40,7 +44,14 @@ def transcript(tmp_path: Path) -> Path:
         tmp_path / "session.jsonl",
         [
             ("u1", "user", "We freeze merges from March 5 to March 9 for the mobile cut."),
-            ("a1", "assistant", [{"type": "text", "text": "Noted."}, {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}}]),
+            (
+                "a1",
+                "assistant",
+                [
+                    {"type": "text", "text": "Noted."},
+                    {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "ls"}},
+                ],
+            ),
             ("u2", "user", [{"type": "tool_result", "tool_use_id": "t", "content": "a b c"}]),
             ("a2", "assistant", "Anything else?"),
         ],
@@ -58,7 +69,14 @@ def test_transcript_parsing_keeps_conversation_and_skips_the_rest() -> None:
         transcript_line("m3", "assistant", "side", isSidechain=True),
         json.dumps({"type": "summary", "summary": "s", "leafUuid": "m1"}),
         "{not json",
-        transcript_line("m4", "assistant", [{"type": "thinking", "thinking": "hmm"}, {"type": "tool_use", "id": "x", "name": "Read", "input": {"file_path": "a.py"}}]),
+        transcript_line(
+            "m4",
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "tool_use", "id": "x", "name": "Read", "input": {"file_path": "a.py"}},
+            ],
+        ),
         "",
     ]
     parsed = parse_transcript(lines)
@@ -67,7 +85,9 @@ def test_transcript_parsing_keeps_conversation_and_skips_the_rest() -> None:
     assert parsed.skipped_lines == 1
 
 
-def test_tool_loop_writes_a_memory_and_regenerates_the_index(memdir: Path, transcript: Path) -> None:
+def test_tool_loop_writes_a_memory_and_regenerates_the_index(
+    memdir: Path, transcript: Path
+) -> None:
     def second(request: dict[str, Any]) -> dict[str, Any]:
         (listing,) = _results(request)
         assert "feedback_tests.md: Integration tests hit a real Postgres" in result_text(listing)
@@ -81,10 +101,22 @@ def test_tool_loop_writes_a_memory_and_regenerates_the_index(memdir: Path, trans
     assert "(project_freeze.md)" in (memdir / "team/MEMORY.md").read_text()
     assert result.index_problems == 0
     first = fake.requests[0]
-    for needle in ("user:", "feedback:", "project:", "reference:", "NEVER credentials", "CLAUDE.md",
-                   "- [feedback] feedback_tests.md: Integration tests hit a real Postgres"):
+    for needle in (
+        "user:",
+        "feedback:",
+        "project:",
+        "reference:",
+        "NEVER credentials",
+        "CLAUDE.md",
+        "- [feedback] feedback_tests.md: Integration tests hit a real Postgres",
+    ):
         assert needle in first["system"]
-    assert {t["name"] for t in first["tools"]} == {"list_files", "read_file", "write_file", "edit_file"}
+    assert {t["name"] for t in first["tools"]} == {
+        "list_files",
+        "read_file",
+        "write_file",
+        "edit_file",
+    }
     assert "We freeze merges from March 5" in first["messages"][0]["content"]
     assert "[used tool Bash" in first["messages"][0]["content"]
     assert "Wrote team/project_freeze.md" in result_text(_results(fake.requests[2])[0])
@@ -93,7 +125,9 @@ def test_tool_loop_writes_a_memory_and_regenerates_the_index(memdir: Path, trans
     assert state.extractions_since(root, 0) == 1
 
 
-def test_a_secret_write_is_refused_and_the_model_is_told_why(memdir: Path, transcript: Path) -> None:
+def test_a_secret_write_is_refused_and_the_model_is_told_why(
+    memdir: Path, transcript: Path
+) -> None:
     secret = fake_token()
     leaky = NEW_MEMORY + f"Deploy token: {secret}\n"
 
@@ -105,8 +139,13 @@ def test_a_secret_write_is_refused_and_the_model_is_told_why(memdir: Path, trans
         assert secret not in message
         return tool_use(("write_file", {"path": "team/project_freeze.md", "content": NEW_MEMORY}))
 
-    fake = FakeAnthropic([tool_use(("write_file", {"path": "team/project_freeze.md", "content": leaky})),
-                          after_refusal, text("done")])
+    fake = FakeAnthropic(
+        [
+            tool_use(("write_file", {"path": "team/project_freeze.md", "content": leaky})),
+            after_refusal,
+            text("done"),
+        ]
+    )
     result = extract(settings_for(memdir), transcript, claude=claude_for(fake))
     assert result.written == ["team/project_freeze.md"]
     assert [path for path, _ in result.refused] == ["team/project_freeze.md"]
@@ -122,7 +161,9 @@ def test_the_loop_stops_after_five_turns(memdir: Path, transcript: Path) -> None
     assert "stopped after the 5-turn limit" in result.notes
 
 
-def test_the_cursor_makes_a_second_run_extract_only_new_messages(memdir: Path, transcript: Path) -> None:
+def test_the_cursor_makes_a_second_run_extract_only_new_messages(
+    memdir: Path, transcript: Path
+) -> None:
     settings = settings_for(memdir)
     fake = FakeAnthropic([text("nothing to save"), text("nothing to save")])
     first = extract(settings, transcript, claude=claude_for(fake))
@@ -130,8 +171,11 @@ def test_the_cursor_makes_a_second_run_extract_only_new_messages(memdir: Path, t
     again = extract(settings, transcript, claude=claude_for(fake))
     assert again.new_messages == 0 and "nothing new since the last extraction" in again.notes
     assert len(fake.requests) == 1  # no model call at all
-    write_transcript(transcript, [("u3", "user", "Also: the staging DB resets nightly."),
-                                  ("a3", "assistant", "OK.")], append=True)
+    write_transcript(
+        transcript,
+        [("u3", "user", "Also: the staging DB resets nightly."), ("a3", "assistant", "OK.")],
+        append=True,
+    )
     third = extract(settings, transcript, claude=claude_for(fake))
     prompt = fake.requests[1]["messages"][0]["content"]
     assert third.new_messages == 2
@@ -141,7 +185,9 @@ def test_the_cursor_makes_a_second_run_extract_only_new_messages(memdir: Path, t
 
 def test_a_lost_cursor_reads_the_whole_transcript(memdir: Path, transcript: Path) -> None:
     settings = settings_for(memdir)
-    state.save_cursor(state.state_root(settings.state_dir, memdir), transcript, "compacted-away", 0.0)
+    state.save_cursor(
+        state.state_root(settings.state_dir, memdir), transcript, "compacted-away", 0.0
+    )
     fake = FakeAnthropic([text("nothing to save")])
     result = extract(settings, transcript, claude=claude_for(fake))
     assert result.new_messages == 4
@@ -151,10 +197,24 @@ def test_a_lost_cursor_reads_the_whole_transcript(memdir: Path, transcript: Path
 def test_dry_run_writes_nothing_and_keeps_the_cursor(memdir: Path, transcript: Path) -> None:
     def reread(request: dict[str, Any]) -> dict[str, Any]:
         assert "Proposed team/project_freeze.md" in result_text(_results(request)[0])
-        return tool_use(("edit_file", {"path": "team/project_freeze.md", "old_string": "hold PRs", "new_string": "hold all PRs"}))
+        return tool_use(
+            (
+                "edit_file",
+                {
+                    "path": "team/project_freeze.md",
+                    "old_string": "hold PRs",
+                    "new_string": "hold all PRs",
+                },
+            )
+        )
 
-    fake = FakeAnthropic([tool_use(("write_file", {"path": "team/project_freeze.md", "content": NEW_MEMORY})),
-                          reread, text("done")])
+    fake = FakeAnthropic(
+        [
+            tool_use(("write_file", {"path": "team/project_freeze.md", "content": NEW_MEMORY})),
+            reread,
+            text("done"),
+        ]
+    )
     settings = settings_for(memdir)
     result = extract(settings, transcript, dry_run=True, claude=claude_for(fake))
     assert "hold all PRs" in result.proposed["team/project_freeze.md"]
@@ -167,12 +227,24 @@ def test_dry_run_writes_nothing_and_keeps_the_cursor(memdir: Path, transcript: P
     [
         (("write_file", {"path": "../escape.md", "content": NEW_MEMORY}), "Refused"),
         (("write_file", {"path": "/etc/evil.md", "content": NEW_MEMORY}), "Refused"),
-        (("write_file", {"path": "team/MEMORY.md", "content": "- [x](y.md)"}), "MEMORY.md is maintained"),
+        (
+            ("write_file", {"path": "team/MEMORY.md", "content": "- [x](y.md)"}),
+            "MEMORY.md is maintained",
+        ),
         (("write_file", {"path": "notes.txt", "content": NEW_MEMORY}), "must end in .md"),
         (("write_file", {"path": "bad.md", "content": "no frontmatter"}), "not a valid memory"),
-        (("write_file", {"path": "bad.md", "content": memory("n", "d", "opinion")}), "unknown type"),
-        (("edit_file", {"path": "feedback_tests.md", "old_string": "-", "new_string": "+"}), "occurs"),
-        (("edit_file", {"path": "absent.md", "old_string": "a", "new_string": "b"}), "does not exist"),
+        (
+            ("write_file", {"path": "bad.md", "content": memory("n", "d", "opinion")}),
+            "unknown type",
+        ),
+        (
+            ("edit_file", {"path": "feedback_tests.md", "old_string": "-", "new_string": "+"}),
+            "occurs",
+        ),
+        (
+            ("edit_file", {"path": "absent.md", "old_string": "a", "new_string": "b"}),
+            "does not exist",
+        ),
         (("read_file", {"path": "absent.md"}), "does not exist"),
         (("delete_file", {"path": "feedback_tests.md"}), "unknown tool"),
     ],

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
-from teamsync.recall.lexical import (
-    LexicalIndex,
-    default_cache_path,
-    extract_fields,
-    lexical_search,
-    match_expression,
-    query_terms,
-    split_identifiers,
-)
+from teamsync.recall.lexical import LexicalIndex, default_cache_path, lexical_search
 from teamsync.recall.synonyms import expand_terms, synonyms
+from teamsync.recall.tokens import extract_fields, match_expression, query_terms, split_identifiers
 from testing.recall import memory, put
 
 
@@ -26,7 +20,11 @@ def memdir(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
     put(root, "feedback_parser.md", memory("parser", "parseMemoryFile must stay pure", "feedback"))
     put(root, "team/project_deploy.md", memory("deploys", "Deployment freeze before the launch"))
-    put(root, "team/reference_grafana.md", memory("board", "Grafana board for checkout latency", "reference"))
+    put(
+        root,
+        "team/reference_grafana.md",
+        memory("board", "Grafana board for checkout latency", "reference"),
+    )
     put(root, "user_role.md", memory("role", "User is a data scientist", "user", "Knows pandas.\n"))
     put(root, "MEMORY.md", "- [parser](feedback_parser.md) — deployment deployment deployment\n")
     return root
@@ -110,7 +108,14 @@ def test_symlinks_are_never_indexed(memdir: Path, tmp_path: Path) -> None:
     assert lexical_search(memdir, "zebra unicorn") == []
 
 
+def _age_files(root: Path, seconds: float = 60.0) -> None:
+    old = time.time() - seconds
+    for path in root.rglob("*.md"):
+        os.utime(path, (old, old))
+
+
 def test_cache_rereads_only_changed_files(memdir: Path, tmp_path: Path) -> None:
+    _age_files(memdir)
     cache = default_cache_path(tmp_path / "cache", memdir)
     first = LexicalIndex(memdir, cache)
     assert first.refresh() == 4
@@ -124,13 +129,31 @@ def test_cache_rereads_only_changed_files(memdir: Path, tmp_path: Path) -> None:
     assert again.search("giraffe")[0].path == "team/project_deploy.md"
     assert again.search("freeze") == []
     assert again.search("scientist") == []
+    assert again.refresh() == 1  # just modified: re-read once more, in case of a same-tick edit
+    old = time.time() - 60
+    os.utime(memdir / "team/project_deploy.md", (old, old))
+    assert again.refresh() == 1 and again.refresh() == 0
     again.close()
+
+
+def test_a_same_size_edit_within_the_same_second_is_not_missed(
+    memdir: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "c.sqlite"
+    path = put(memdir, "zoo.md", memory("zoo", "zebra enclosure rota"))
+    stamp = path.stat().st_mtime_ns
+    assert lexical_search(memdir, "zebra", cache_path=cache)[0].path == "zoo.md"
+    put(memdir, "zoo.md", memory("zoo", "okapi enclosure rota"))
+    os.utime(path, ns=(stamp, stamp))  # same size, same mtime: only the racy rule catches it
+    assert lexical_search(memdir, "okapi", cache_path=cache)[0].path == "zoo.md"
 
 
 def test_corrupt_cache_is_rebuilt(memdir: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache.sqlite"
     cache.write_bytes(b"this is not a database" * 100)
-    assert lexical_search(memdir, "grafana", cache_path=cache)[0].path == "team/reference_grafana.md"
+    assert (
+        lexical_search(memdir, "grafana", cache_path=cache)[0].path == "team/reference_grafana.md"
+    )
     with sqlite3.connect(cache) as db:
         assert db.execute("SELECT count(*) FROM files").fetchone()[0] == 4
 
@@ -138,3 +161,15 @@ def test_corrupt_cache_is_rebuilt(memdir: Path, tmp_path: Path) -> None:
 def test_unreadable_and_oversized_files_are_skipped(memdir: Path) -> None:
     put(memdir, "huge.md", memory("huge", "walrus " * 10, body="x" * 300_000))
     assert all(h.path != "huge.md" for h in lexical_search(memdir, "walrus"))
+
+
+def test_cached_search_sees_edits_made_since_the_last_query(memdir: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+    put(memdir, "zoo.md", memory("zoo", "zebra enclosure rota"))
+    assert lexical_search(memdir, "zebra", cache_path=cache)[0].path == "zoo.md"
+    assert (
+        lexical_search(memdir, "okapi", cache_path=cache) == []
+    )  # speculative path, nothing changed
+    put(memdir, "zoo.md", memory("zoo", "okapi enclosure rota"))
+    assert lexical_search(memdir, "okapi", cache_path=cache)[0].path == "zoo.md"
+    assert lexical_search(memdir, "zebra", cache_path=cache) == []

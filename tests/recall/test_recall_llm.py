@@ -19,7 +19,9 @@ def _sent_key(headers: dict[str, str]) -> str:
 def test_selection_sends_a_json_schema_request_and_parses_the_answer() -> None:
     fake = FakeAnthropic([json_answer({"selected_memories": ["a.md", "team/b.md"]})])
     claude = claude_for(fake)
-    chosen = claude.select_memories("deploy freeze", "- [project] a.md (2026-01-01T00:00:00Z): x", 3)
+    chosen = claude.select_memories(
+        "deploy freeze", "- [project] a.md (2026-01-01T00:00:00Z): x", 3
+    )
     assert chosen == ["a.md", "team/b.md"]
     (request,) = fake.requests
     assert request["model"] == "claude-sonnet-5-5"
@@ -67,12 +69,17 @@ def test_a_truncated_structured_answer_is_an_error() -> None:
 def test_send_returns_tool_calls_as_plain_data() -> None:
     fake = FakeAnthropic([tool_use(("read_file", {"path": "a.md"}), preamble="Let me look.")])
     reply = claude_for(fake).send(
-        system="s", messages=[{"role": "user", "content": "hi"}], max_tokens=10, tools=[{"name": "read_file", "input_schema": {"type": "object"}}]
+        system="s",
+        messages=[{"role": "user", "content": "hi"}],
+        max_tokens=10,
+        tools=[{"name": "read_file", "input_schema": {"type": "object"}}],
     )
     assert reply.stop_reason == "tool_use"
     assert reply.text == "Let me look."
     assert [(c.name, dict(c.input)) for c in reply.tool_calls] == [("read_file", {"path": "a.md"})]
-    assert reply.content[1]["type"] == "tool_use" and reply.content[1]["id"] == reply.tool_calls[0].id
+    assert (
+        reply.content[1]["type"] == "tool_use" and reply.content[1]["id"] == reply.tool_calls[0].id
+    )
     assert (reply.input_tokens, reply.output_tokens) == (100, 20)
     assert fake.requests[0]["tools"][0]["name"] == "read_file"
 
@@ -82,7 +89,9 @@ def test_settings_pick_key_base_url_and_model(tmp_path: object) -> None:
 
     memdir = Path(str(tmp_path)) / "m"
     assert llm.from_settings(settings_for(memdir)) is None
-    claude = llm.from_settings(settings_for(memdir, ANTHROPIC_API_KEY="k", TEAMSYNC_MODEL="claude-opus-5"))
+    claude = llm.from_settings(
+        settings_for(memdir, ANTHROPIC_API_KEY="k", TEAMSYNC_MODEL="claude-opus-5")
+    )
     assert claude is not None and claude.model == "claude-opus-5"
     assert llm.resolve_model("claude-haiku-5-5", {"TEAMSYNC_MODEL": "x"}) == "claude-haiku-5-5"
     assert llm.resolve_model(None, {}) == llm.DEFAULT_MODEL
@@ -93,7 +102,9 @@ def test_loopback_server_through_base_url(tmp_path: object) -> None:
 
     fake = FakeAnthropic([json_answer({"selected_memories": []})])
     with fake.serve() as base_url:
-        settings = settings_for(Path(str(tmp_path)), ANTHROPIC_API_KEY="k2", ANTHROPIC_BASE_URL=base_url)
+        settings = settings_for(
+            Path(str(tmp_path)), ANTHROPIC_API_KEY="k2", ANTHROPIC_BASE_URL=base_url
+        )
         claude = llm.from_settings(settings, max_retries=0)
         assert claude is not None
         assert claude.select_memories("q", "m", 5) == []

@@ -21,9 +21,24 @@ DAY = 86_400.0
 def memdir(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
     now = time.time()
-    put(root, "team/project_freeze.md", memory("freeze", "Merge freeze before the March release"), mtime=now - 100)
-    put(root, "feedback_tests.md", memory("tests", "Integration tests hit a real Postgres", "feedback"), mtime=now - 50)
-    put(root, "reference_board.md", memory("board", "Grafana board for checkout latency", "reference"), mtime=now)
+    put(
+        root,
+        "team/project_freeze.md",
+        memory("freeze", "Merge freeze before the March release"),
+        mtime=now - 100,
+    )
+    put(
+        root,
+        "feedback_tests.md",
+        memory("tests", "Integration tests hit a real Postgres", "feedback"),
+        mtime=now - 50,
+    )
+    put(
+        root,
+        "reference_board.md",
+        memory("board", "Grafana board for checkout latency", "reference"),
+        mtime=now,
+    )
     return root
 
 
@@ -38,7 +53,14 @@ def test_manifest_lists_newest_first_in_claude_code_format(memdir: Path) -> None
 
 
 def test_claude_selection_is_used_and_unknown_paths_are_dropped(memdir: Path) -> None:
-    answer = {"selected_memories": ["team/project_freeze.md", "invented.md", "../../etc/passwd", "team/project_freeze.md"]}
+    answer = {
+        "selected_memories": [
+            "team/project_freeze.md",
+            "invented.md",
+            "../../etc/passwd",
+            "team/project_freeze.md",
+        ]
+    }
     fake = FakeAnthropic([json_answer(answer)])
     result = recall(settings_for(memdir), "can I merge on Friday", claude=claude_for(fake))
     assert result.selector == "claude"
@@ -126,7 +148,9 @@ def test_freshness_note_from_two_days(memdir: Path) -> None:
 def test_age_comes_from_recorded_history_not_mtime(memdir: Path) -> None:
     settings = settings_for(memdir)
     path = memdir / "team/project_freeze.md"
-    record_change(settings.state_dir, path, checksum_bytes(path.read_bytes()), time.time() - 30 * DAY)
+    record_change(
+        settings.state_dir, path, checksum_bytes(path.read_bytes()), time.time() - 30 * DAY
+    )
     (hit,) = recall(settings, "merge freeze", limit=1).memories  # the file's mtime is "now"
     assert hit.age_days == 30 and hit.freshness is not None
     path.write_text(path.read_text() + "edited locally\n")  # content no longer matches the record

@@ -91,6 +91,16 @@ def test_exception_messages_and_reprs_hold_no_secret() -> None:
         assert _secret_part(plant) not in rendered
 
 
+def test_scanner_and_candidate_reprs_hold_no_secret() -> None:
+    from teamsync.security.secrets import Scanner, _Candidate
+
+    value = PLANTS["generic-secret"](random.Random(4)).split(": ")[1]
+    scanner = Scanner()
+    scanner.add("db_password: " + value, "x.md")
+    assert value not in repr(scanner) + repr(_Candidate("x.md", 1, "db_password", value))
+    assert [f.rule for f in scanner.finish()] == ["generic-secret"]
+
+
 def test_generic_failure_message_holds_no_secret() -> None:
     from teamsync.errors import TeamsyncError
     from teamsync.security._generic import detect

@@ -139,3 +139,10 @@ def test_placeholder_detection(value: str, placeholder: bool) -> None:
 def test_finding_holds_no_secret_and_labels_exist() -> None:
     assert set(Finding.__dataclass_fields__) == {"path", "line", "rule", "fingerprint"}
     assert all(rule_label(rule) != rule for rule in ALL_RULES)
+
+
+def test_every_rule_is_documented() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scanning.md").read_text()
+    assert [rule for rule in ALL_RULES if f"`{rule}`" not in doc] == []

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.postgres import Cluster, start_cluster
 from teamsync.server.storage import Storage, open_storage
+from testing.postgres import Cluster, start_cluster
 
 
 @pytest.fixture(scope="session")

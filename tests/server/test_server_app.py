@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from testing.server import SyncASGITransport, app_for, token_for
 from teamsync.server.storage import EMPTY_CHECKSUM, Storage
 from teamsync.sync.base import checksum
+from testing.server import SyncASGITransport, app_for, token_for
 
 URL = "/api/claude_code/team_memory?repo=acme/widgets"
 FAKE_PAT = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -45,7 +45,10 @@ def test_get_put_etag_304_and_hashes_view(client: httpx2.Client) -> None:
     assert body["checksum"].startswith("sha256:") and put.headers["etag"] == f'"{body["checksum"]}"'
     full = client.get(URL).json()
     assert full["repo"] == "acme/widgets" and full["version"] == 1
-    assert full["content"] == {"entries": {"a.md": "one"}, "entryChecksums": {"a.md": checksum("one")}}
+    assert full["content"] == {
+        "entries": {"a.md": "one"},
+        "entryChecksums": {"a.md": checksum("one")},
+    }
     assert full["checksum"] == body["checksum"] and "lastModified" in full
     for tag in (body["checksum"], f'"{body["checksum"]}"', f'W/"{body["checksum"]}"'):
         assert client.get(URL, headers={"If-None-Match": tag}).status_code == 304
@@ -62,7 +65,9 @@ def test_put_upserts_and_if_match_412(client: httpx2.Client) -> None:
     assert details(stale)["error_code"] == "team_memory_precondition_failed"
     again = client.put(URL, json={"entries": {"b.md": "x"}}, headers={"If-None-Match": "*"})
     assert again.status_code == 412
-    ok = client.put(URL, json={"entries": {"b.md": "x"}}, headers={"If-Match": first.json()["checksum"]})
+    ok = client.put(
+        URL, json={"entries": {"b.md": "x"}}, headers={"If-Match": first.json()["checksum"]}
+    )
     assert ok.status_code == 200 and ok.json()["version"] == 2
     assert set(client.get(URL).json()["content"]["entries"]) == {"a.md", "b.md"}
 
@@ -79,12 +84,20 @@ def test_deletes_history_and_capabilities(client: httpx2.Client) -> None:
     assert resp.status_code == 200 and resp.json()["changedKeys"] == ["a.md"]
     assert set(client.get(URL).json()["content"]["entries"]) == {"b.md"}
     page = client.get("/api/claude_code/team_memory/history?repo=acme/widgets&limit=2").json()
-    assert [(i["key"], i["action"]) for i in page["items"]] == [("a.md", "upsert"), ("b.md", "upsert")]
-    assert page["items"][0]["who"].startswith("token-") and page["next_after"] == page["items"][1]["id"]
+    assert [(i["key"], i["action"]) for i in page["items"]] == [
+        ("a.md", "upsert"),
+        ("b.md", "upsert"),
+    ]
+    assert (
+        page["items"][0]["who"].startswith("token-")
+        and page["next_after"] == page["items"][1]["id"]
+    )
     rest = client.get(
         f"/api/claude_code/team_memory/history?repo=acme/widgets&after={page['next_after']}"
     ).json()
-    assert [(i["key"], i["action"], i["checksum"]) for i in rest["items"]] == [("a.md", "delete", None)]
+    assert [(i["key"], i["action"], i["checksum"]) for i in rest["items"]] == [
+        ("a.md", "delete", None)
+    ]
     assert rest["next_after"] is None
     caps = client.get("/api/claude_code/team_memory/capabilities").json()
     assert {"baseChecksums", "deletes", "history"} <= set(caps["extensions"])
@@ -97,7 +110,9 @@ def test_entries_cap_is_the_structured_413(client: httpx2.Client) -> None:
     resp = client.put(URL, json={"entries": {"k8.md": "x", "k9.md": "y"}})
     assert resp.status_code == 413
     assert resp.json()["error"]["details"] == {
-        "error_code": "team_memory_too_many_entries", "max_entries": 5, "received_entries": 6
+        "error_code": "team_memory_too_many_entries",
+        "max_entries": 5,
+        "received_entries": 6,
     }
 
 
@@ -113,9 +128,21 @@ def test_entry_and_body_size_limits(client: httpx2.Client) -> None:
 
 @pytest.mark.parametrize(
     "key",
-    ["../x.md", "a/../../x.md", "%2e%2e/x.md", "%252e%252e%252fx.md", "\uff0e\uff0e\uff0fx.md",
-     "/etc/x.md", "C:/x.md", "C:\\x.md", "\\\\server\\share\\x.md", "a\x00.md", "a\nb.md",
-     "notes.txt", ""],
+    [
+        "../x.md",
+        "a/../../x.md",
+        "%2e%2e/x.md",
+        "%252e%252e%252fx.md",
+        "\uff0e\uff0e\uff0fx.md",
+        "/etc/x.md",
+        "C:/x.md",
+        "C:\\x.md",
+        "\\\\server\\share\\x.md",
+        "a\x00.md",
+        "a\nb.md",
+        "notes.txt",
+        "",
+    ],
 )
 def test_hostile_keys_are_refused_without_echoing_content(client: httpx2.Client, key: str) -> None:
     resp = client.put(URL, json={"entries": {key: "SENTINEL-CONTENT"}})
@@ -150,8 +177,11 @@ def test_collisions_secrets_and_bad_bodies(client: httpx2.Client) -> None:
 
 def test_auth_scope_and_read_only(client: httpx2.Client) -> None:
     store: Storage = client.store  # type: ignore[attr-defined]
-    for headers in ({"Authorization": ""}, {"Authorization": "Bearer tsm_nope"},
-                    {"Authorization": "Basic abc"}):
+    for headers in (
+        {"Authorization": ""},
+        {"Authorization": "Bearer tsm_nope"},
+        {"Authorization": "Basic abc"},
+    ):
         resp = client.get(URL, headers=headers)
         assert resp.status_code == 401 and resp.headers["www-authenticate"] == "Bearer"
     other = token_for(store, "acme/other")
@@ -168,7 +198,9 @@ def test_auth_scope_and_read_only(client: httpx2.Client) -> None:
     assert client.get(URL).status_code == 401
 
 
-def test_logs_hold_no_token_and_no_content(client: httpx2.Client, caplog: pytest.LogCaptureFixture) -> None:
+def test_logs_hold_no_token_and_no_content(
+    client: httpx2.Client, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     client.put(URL, json={"entries": {"a.md": "PRIVATE-MEMORY-TEXT"}})
     client.put(URL, json={"entries": {"b.md": f"{FAKE_PAT}"}})
@@ -184,3 +216,9 @@ def test_openapi_document_is_served(client: httpx2.Client) -> None:
     ops = doc["paths"]["/api/claude_code/team_memory"]
     assert {"get", "put"} <= set(ops)
     assert "requestBody" in ops["put"] and "413" in ops["put"]["responses"]
+
+
+def test_deeply_nested_json_is_a_400_not_a_crash(client: httpx2.Client) -> None:
+    resp = client.put(URL, content=b"[" * 200_000 + b"]" * 200_000)
+    assert resp.status_code == 400
+    assert client.get("/api/claude_code/team_memory/capabilities").status_code == 200

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from teamsync.server.storage import (
     EMPTY_CHECKSUM,
@@ -105,7 +106,10 @@ def test_deletes_leave_tombstones_in_history_and_keys_can_return(storage: Storag
     put(storage, {"a.md": "back"})
     items = storage.history(REPO, after=0, limit=100)
     assert [(i.key, i.action) for i in items] == [
-        ("a.md", "upsert"), ("b.md", "upsert"), ("a.md", "delete"), ("a.md", "upsert")
+        ("a.md", "upsert"),
+        ("b.md", "upsert"),
+        ("a.md", "delete"),
+        ("a.md", "upsert"),
     ]
     assert items[2].checksum is None and items[3].checksum == checksum("back")
     page = storage.history(REPO, after=items[1].id, limit=1)
@@ -169,3 +173,31 @@ def test_concurrent_writers_lose_no_update(db_url: str) -> None:
     assert final.head.version == 121
     for s in stores:
         s.close()
+
+
+def test_default_database_lives_in_the_data_dir_with_private_mode(tmp_path: Path) -> None:
+    import stat
+
+    from teamsync.commands.serve import resolve_db_url
+    from teamsync.config import Settings
+
+    settings = Settings.build(environ={"HOME": str(tmp_path)}, cwd=tmp_path)
+    url = resolve_db_url(settings, None)
+    assert url == f"sqlite:///{tmp_path}/.local/share/teamsync/server.sqlite3"
+    assert resolve_db_url(settings, "sqlite:////x.db") == "sqlite:////x.db"
+    env = Settings.build(environ={"HOME": str(tmp_path), "TEAMSYNC_DB": "postgresql://h/db"})
+    assert resolve_db_url(env, None) == "postgresql://h/db"
+    store = open_storage(url)
+    store.close()
+    path = Path(url.removeprefix("sqlite:///"))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_unsupported_urls_are_refused_without_leaking_passwords() -> None:
+    import pytest
+
+    from teamsync.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        open_storage("mysql://admin:hunter2@db/x")
+    assert "hunter2" not in str(info.value) and "sqlite:///" in str(info.value)

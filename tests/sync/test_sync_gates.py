@@ -52,6 +52,9 @@ def test_pushed_secret_is_held_back_and_the_rest_goes_on(tmp_path: Path) -> None
 
 def test_hostile_remote_entries_are_refused_never_written(tmp_path: Path) -> None:
     alice, bob = make_team(tmp_path)
+    alice.write("fine.md", "fine\n")
+    alice.sync()
+    assert bob.sync().written == ["fine.md"]  # bob's cache now holds a verdict on a clean tree
     base = ["--git-dir", str(alice.remote)]
     blob = git(*base, "hash-object", "-w", "--stdin", stdin=b"inner\n")
     inner = git(*base, "mktree", stdin=f"100644 blob {blob}\tx.md\n".encode())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from teamsync.memdir.lint import lint_memdir
 from testing.gitrepos import Teammate, converge, make_team, memory, remote_files
 
 CONFLICT = re.compile(r"^notes\.conflict-\d{8}T\d{6}Z-(alice|bob|carol)(-\d+)?\.md$", re.I)
@@ -207,6 +208,10 @@ def test_conflict_copies_are_indexed(tmp_path: Path) -> None:
     assert f"]({conflict.copy})" in index and "](notes.md)" in index
     converge([alice, bob], rounds=1)
     assert f"]({conflict.copy})" in _same_everywhere([alice, bob])["MEMORY.md"]
+    index_kinds = {"dead-link", "bad-link", "orphan", "index-limit", "index-version"}
+    for mate in (alice, bob):  # what sync leaves passes `teamsync check`'s index rules
+        team_problems = [p for p in lint_memdir(mate.memdir) if p.path.startswith("team/")]
+        assert not [p for p in team_problems if p.kind in index_kinds], team_problems
 
 
 def test_index_merged_from_both_sides_lists_both_new_memories(tmp_path: Path) -> None:
@@ -222,3 +227,4 @@ def test_index_merged_from_both_sides_lists_both_new_memories(tmp_path: Path) ->
     index = _same_everywhere([alice, bob])["MEMORY.md"]
     for target in ("base.md", "x.md", "y.md"):
         assert index.count(f"]({target})") == 1, index
+    assert not [p for p in lint_memdir(alice.memdir) if p.kind in {"dead-link", "orphan"}]

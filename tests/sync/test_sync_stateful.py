@@ -90,8 +90,8 @@ class ThreeReplicas(RuleBasedStateMachine):
 
 
 ThreeReplicas.TestCase.settings = settings(
-    max_examples=12,
-    stateful_step_count=18,
+    max_examples=20,
+    stateful_step_count=20,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

@@ -1,0 +1,262 @@
+"""Benchmark: teamsync's git sync against plain git on the same content, in the same run.
+
+For 100, 1,000 and 10,000 memory files: the initial pull (``git clone`` vs
+``teamsync pull``), a no-op sync (``git fetch`` / ``git fetch && git merge``
+vs ``teamsync sync``), and a one-file change pushed by a teammate (``git fetch
+&& git merge`` vs ``teamsync sync``). Wall times are medians; objects
+transferred are ``git count-objects -v`` deltas (loose + in-pack) in the
+receiving repository (for teamsync, its cache clone).
+
+Writes ``docs/sync-scaling.png``, the "Sync" section of ``docs/benchmarks.md``
+and the raw numbers in ``bench/out/sync.json``.
+
+Usage: ``python bench/sync.py [--sizes 100,1000,10000] [--repeat 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from testing.gitrepos import TEAMSYNC, Teammate, commit_files, git, make_team, seed_remote  # noqa: E402
+
+BRANCH = "teamsync/memory"
+
+
+def memory_text(i: int) -> str:
+    return (
+        f"---\nname: memory {i}\ndescription: fact number {i} about the project\n"
+        f"type: project\n---\nThe build for component {i} needs flag -O{i % 3}.\n"
+        f"**Why:** measured on run {i}.\n**How to apply:** pass it in CI.\n"
+    )
+
+
+def objects(repo: Path) -> int:
+    out = git("--git-dir", str(repo), "count-objects", "-v")
+    fields = dict(line.split(": ") for line in out.splitlines())
+    return int(fields["count"]) + int(fields["in-pack"])
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+    result = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {result.stderr.strip()}")
+
+
+def cache_repo(mate: Teammate) -> Path:
+    [repo] = [p for p in (mate.home / ".cache/teamsync/git").iterdir() if p.is_dir()]
+    return repo
+
+
+def bench_size(n: int, repeat: int, work: Path) -> dict[str, object]:
+    (writer, reader) = make_team(work, ("writer", "reader"))
+    seed_remote(writer.remote, {f"m{i:05d}.md": memory_text(i) for i in range(n)})
+    env = reader.environ
+    url = f"file://{writer.remote}"
+    res: dict[str, object] = {"files": n}
+
+    # initial: git clone vs teamsync pull (fresh directories each time)
+    clone_t, pull_t, clone_obj, pull_obj = [], [], 0, 0
+    for k in range(max(1, repeat // 2)):
+        dest = work / f"clone-{k}"
+        clone_t.append(
+            timed(
+                lambda d=dest: run(
+                    ["git", "clone", "-q", "--single-branch", "-b", BRANCH, url, str(d)], env
+                )
+            )
+        )
+        clone_obj = objects(dest / ".git")
+        shutil.rmtree(dest)
+        fresh = Teammate(
+            f"r{k}", reader.home.parent / f"home-fresh-{k}", work / f"mem-fresh-{k}", writer.remote
+        )
+        shutil.copytree(reader.home, fresh.home)
+        shutil.rmtree(fresh.home / ".cache", ignore_errors=True)
+        shutil.rmtree(fresh.home / ".local", ignore_errors=True)
+        fresh.team.mkdir(parents=True)
+        fresh.init()
+        shutil.rmtree(
+            fresh.home / ".cache", ignore_errors=True
+        )  # init fetched; measure a cold pull
+        pull_t.append(timed(lambda f=fresh: run([TEAMSYNC, "pull"], f.environ)))
+        pull_obj = objects(cache_repo(fresh))
+    res["initial"] = {"git_clone_s": statistics.median(clone_t), "teamsync_pull_s": statistics.median(pull_t),
+                      "git_objects": clone_obj, "teamsync_objects": pull_obj}  # fmt: skip
+
+    # steady state: a git clone and a teamsync teammate, both up to date
+    clone = work / "clone"
+    run(["git", "clone", "-q", "--single-branch", "-b", BRANCH, url, str(clone)], env)
+    run([TEAMSYNC, "pull"], env)
+    time.sleep(2.1)  # let the stat cache trust the freshly written files
+    run([TEAMSYNC, "sync"], env)
+
+    fetch_t = [timed(lambda: run(["git", "fetch", "-q"], env, clone)) for _ in range(repeat)]
+    fm_t = [timed(lambda: (run(["git", "fetch", "-q"], env, clone), run(["git", "merge", "-q", "--ff-only"], env, clone))) for _ in range(repeat)]  # fmt: skip
+    sync_t = [timed(lambda: run([TEAMSYNC, "sync"], env)) for _ in range(repeat)]
+    lib_t = [timed(lambda: reader.sync()) for _ in range(repeat)]
+    res["noop"] = {"git_fetch_s": statistics.median(fetch_t), "git_fetch_merge_s": statistics.median(fm_t),
+                   "teamsync_sync_s": statistics.median(sync_t), "teamsync_library_s": statistics.median(lib_t)}  # fmt: skip
+
+    # one-file change by a teammate
+    g_t, t_t, g_obj, t_obj = [], [], [], []
+    for k in range(repeat):
+        commit_files(writer.remote, {f"m{k:05d}.md": (memory_text(k) + f"edit {k}\n").encode()})
+        before = objects(clone / ".git")
+        g_t.append(timed(lambda: (run(["git", "fetch", "-q"], env, clone), run(["git", "merge", "-q", "--ff-only"], env, clone))))  # fmt: skip
+        g_obj.append(objects(clone / ".git") - before)
+        before = objects(cache_repo(reader))
+        t_t.append(timed(lambda: run([TEAMSYNC, "sync"], env)))
+        t_obj.append(objects(cache_repo(reader)) - before)
+    res["one_change"] = {"git_fetch_merge_s": statistics.median(g_t), "teamsync_sync_s": statistics.median(t_t),
+                         "git_objects": statistics.median(g_obj), "teamsync_objects": statistics.median(t_obj)}  # fmt: skip
+    return res
+
+
+def plot(results: list[dict[str, object]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r["files"] for r in results]
+    series = [
+        ("initial", "git_clone_s", "git clone", "C0", "--"),
+        ("initial", "teamsync_pull_s", "teamsync pull (initial)", "C0", "-"),
+        ("noop", "git_fetch_s", "git fetch (no-op)", "C1", "--"),
+        ("noop", "teamsync_sync_s", "teamsync sync (no-op, CLI)", "C1", "-"),
+        ("noop", "teamsync_library_s", "teamsync sync (no-op, library)", "C1", ":"),
+        ("one_change", "git_fetch_merge_s", "git fetch && merge (1 file)", "C2", "--"),
+        ("one_change", "teamsync_sync_s", "teamsync sync (1 file)", "C2", "-"),
+    ]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for group, key, label, color, style in series:
+        ax.plot(
+            sizes, [r[group][key] for r in results], style, color=color, marker="o", label=label
+        )  # type: ignore[index]
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("memory files")
+    ax.set_ylabel("wall time, median (s)")
+    ax.set_title("teamsync git sync vs plain git (same content, same run)")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def section(results: list[dict[str, object]], meta: str) -> str:
+    rows = [
+        "## Sync",
+        "",
+        "`python bench/sync.py` — the git backend (`teamsync`, a real subprocess) against plain",
+        "git on the same bare `file://` remote in the same run; medians; objects are",
+        "`git count-objects -v` deltas in the receiving repository (teamsync: its cache clone).",
+        f"{meta}",
+        "",
+        "| files | git clone | teamsync pull | objects (git / teamsync) | git fetch (no-op) "
+        "| git fetch+merge (no-op) | teamsync sync (no-op, CLI) | teamsync (no-op, library) "
+        "| 1-file: git fetch+merge | 1-file: teamsync sync | 1-file objects (git / teamsync) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        i, n, o = r["initial"], r["noop"], r["one_change"]
+        rows.append(
+            f"| {r['files']:,} | {i['git_clone_s']:.3f} s | {i['teamsync_pull_s']:.3f} s "  # type: ignore[index]
+            f"| {i['git_objects']} / {i['teamsync_objects']} | {n['git_fetch_s']:.3f} s "  # type: ignore[index]
+            f"| {n['git_fetch_merge_s']:.3f} s | {n['teamsync_sync_s']:.3f} s | {n['teamsync_library_s']:.3f} s "  # type: ignore[index]
+            f"| {o['git_fetch_merge_s']:.3f} s | {o['teamsync_sync_s']:.3f} s "  # type: ignore[index]
+            f"| {o['git_objects']} / {o['teamsync_objects']} |"  # type: ignore[index]
+        )
+    ratios = ", ".join(
+        f"{r['files']:,}: {r['noop']['teamsync_sync_s'] / r['noop']['git_fetch_s']:.0f}x CLI, "  # type: ignore[index]
+        f"{r['noop']['teamsync_library_s'] / r['noop']['git_fetch_s']:.1f}x library"  # type: ignore[index]
+        for r in results
+    )
+    sizes = " / ".join(f"{r['files']:,}" for r in results)
+    worst = max(r["noop"]["teamsync_sync_s"] / r["noop"]["git_fetch_s"] for r in results)  # type: ignore[index]
+    verdict = "met" if worst <= 1.5 else "missed"
+    objs = " / ".join(str(r["one_change"]["teamsync_objects"]) for r in results)  # type: ignore[index]
+    flat = len({r["one_change"]["teamsync_objects"] for r in results}) == 1  # type: ignore[index]
+    rows += [
+        "",
+        f"- Target, no-op sync within 1.5x of a bare `git fetch`: **{verdict}**: {ratios}. "
+        "Python start-up and "
+        "imports alone (~0.15 s) exceed a local `git fetch`; the library call does a fetch, a "
+        "stat-only scan of team/ and a checksum comparison against the base store.",
+        f"- Target, a one-file change transfers O(1) objects: **{'met' if flat else 'check'}**: "
+        f"{objs} objects at "
+        f"{sizes} files (commit, tree, blob), "
+        "the same as plain git.",
+        "- The initial pull is bound by one fsync per file (each write is temp + fsync + rename "
+        "+ directory fsync, for crash safety) and by scanning every file for secrets; `git "
+        "clone` does neither.",
+        "",
+        "![sync scaling](sync-scaling.png)",
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def write_section(path: Path, text: str) -> None:
+    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\n"
+    lines = old.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == "## Sync"), None)
+    if start is None:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = next(
+            (j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines)
+        )
+        tail = "".join(lines[end:])
+        new = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
+    path.write_text(new, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="teamsync-bench-") as tmp:
+        base = Path(tmp)
+        os.environ["HOME"] = str(base)
+        (base / ".gitconfig").write_text(
+            "[user]\n\tname = Bench\n\temail = bench@example.invalid\n"
+        )
+        for n in (int(s) for s in args.sizes.split(",")):
+            work = base / f"n{n}"
+            work.mkdir()
+            results.append(bench_size(n, args.repeat, work))
+            print(json.dumps(results[-1]), flush=True)
+    out = ROOT / "bench/out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sync.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    plot(results, ROOT / "docs/sync-scaling.png")
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    meta = f"Machine: {os.cpu_count()} cores, {sys.platform}, git {git('--version').split()[-1]}, " \
+           f"Python {sys.version.split()[0]}; repeat={args.repeat}; load average at the end " \
+           f"{load} (1/5/15 min; a shared machine, so wall times are upper bounds)."  # fmt: skip
+    write_section(ROOT / "docs/benchmarks.md", section(results, meta))
+
+
+if __name__ == "__main__":
+    main()

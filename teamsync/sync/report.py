@@ -1,0 +1,101 @@
+"""What a sync run reports, and the small records the engine passes around."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from teamsync.errors import SecretFound
+from teamsync.sync.plan import ADOPT, FORGET
+
+
+@dataclass(frozen=True)
+class Rejection:
+    key: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Conflict:
+    key: str
+    """The name the remote version keeps."""
+    copy: str | None
+    """Where the local version was kept."""
+
+
+@dataclass
+class LocalWrite:
+    """One planned local change. Invariant: ``text`` has already passed ``guard_write``."""
+
+    key: str
+    kind: str
+    """pull, delete, merge, conflict, copy, adopt or forget."""
+    text: str | None = None
+    expect: str | None = None
+    """The checksum the local file must still have (None: must be absent)."""
+    base: tuple[str, str] | None = None
+    advance: bool = True
+    changed_at: float | None = None
+    copy: str | None = None
+
+    @property
+    def touch(self) -> bool:
+        return self.kind not in (ADOPT, FORGET)
+
+
+def gate_reason(exc: BaseException) -> str:
+    """A one-line reason naming rules and lines, never content."""
+    if isinstance(exc, SecretFound):
+        rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in exc.findings}))
+        return f"contains a likely secret: {rules}"
+    return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)
+
+
+class Progress(Protocol):
+    """Receives progress while files are applied (the CLI draws a bar)."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self, n: int) -> None: ...
+
+
+@dataclass
+class SyncReport:
+    """What a run did (or, with ``dry_run``, would do)."""
+
+    mode: str = "sync"
+    dry_run: bool = False
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    pushed: list[str] = field(default_factory=list)
+    remote_deleted: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    held_back: list[Rejection] = field(default_factory=list)
+    version: str | None = None
+
+    def exit_code(self) -> int:
+        return 1 if self.conflicts or self.rejected or self.held_back else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "written": self.written,
+            "deleted": self.deleted,
+            "conflicts": [{"key": c.key, "copy": c.copy} for c in self.conflicts],
+            "rejected": [{"key": r.key, "reason": r.reason} for r in self.rejected],
+            "pushed": self.pushed,
+            "remote_deleted": self.remote_deleted,
+            "merged": self.merged,
+            "held_back": [{"key": r.key, "reason": r.reason} for r in self.held_back],
+            "dry_run": self.dry_run,
+        }
+
+    def add(self, items: list[Any], values: Iterable[Any]) -> None:
+        """Append ``values`` not yet in ``items`` (keeps order; a run may retry rounds)."""
+        have = set(items)
+        for value in values:
+            if value not in have:
+                items.append(value)
+                have.add(value)

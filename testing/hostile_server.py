@@ -1,0 +1,68 @@
+"""A hostile team-memory server in the wire format, for the hostile-server suite.
+
+It speaks just enough of the protocol to be believed, and serves whatever
+``entries`` (key -> text) the test gives it, with correct checksums unless told
+otherwise (``wrong_checksums``), or a response body that never ends
+(``endless=True``). It records PUTs and accepts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+def _sum(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class Hostility:
+    entries: Mapping[str, Any] = field(default_factory=dict)
+    wrong_checksums: frozenset[str] = frozenset()
+    endless: bool = False
+    puts: list[Any] = field(default_factory=list)
+
+    def body(self) -> bytes:
+        sums = {
+            k: ("sha256:" + "0" * 64 if k in self.wrong_checksums else _sum(v))
+            for k, v in self.entries.items()
+            if isinstance(v, str)
+        }
+        data = {
+            "repo": "acme/widgets",
+            "version": 7,
+            "lastModified": "2026-01-01T00:00:00Z",
+            "checksum": "sha256:" + "1" * 64,
+            "content": {"entries": dict(self.entries), "entryChecksums": sums},
+        }
+        return json.dumps(data).encode("utf-8")
+
+
+async def _forever() -> AsyncIterator[bytes]:
+    yield b'{"checksum": "sha256:x", "content": {"entries": {"a.md": "'
+    chunk = b"A" * 65536
+    while True:
+        yield chunk
+
+
+def create_hostile_app(h: Hostility) -> Starlette:
+    async def team_memory(request: Request) -> Response:
+        if request.method == "PUT":
+            h.puts.append(json.loads(await request.body()))
+            return JSONResponse({"checksum": "sha256:" + "2" * 64, "lastModified": "x"})
+        if h.endless:
+            return StreamingResponse(_forever(), media_type="application/json")
+        return Response(h.body(), media_type="application/json")
+
+    return Starlette(
+        routes=[Route("/api/claude_code/team_memory", team_memory, methods=["GET", "PUT"])]
+    )

@@ -1,0 +1,203 @@
+"""The REST backend: against the minimal Claude Code-style server (base wire format
+only), and its HTTP behaviour through httpx2.MockTransport."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from teamsync.errors import AuthError, BackendError, ConfigError
+from teamsync.sync.base import ChangeSet, PreconditionFailed, checksum
+from teamsync.sync.config import SyncConfig
+from teamsync.sync.rest import BATCH_BYTES, RestBackend
+from teamsync.sync.rest_http import backoff, load_token, normalize_remote
+from testing.gitrepos import memory
+from testing.minimal_server import MinimalStore, create_minimal_app
+from testing.server import make_rest_team, uvicorn_server
+
+TOKEN = "tsm_0123456789ab_" + "s" * 43
+
+
+@pytest.fixture
+def minimal() -> Iterator[tuple[str, MinimalStore]]:
+    store = MinimalStore(max_entries=50)
+    with uvicorn_server(create_minimal_app(store)) as url:
+        yield url, store
+
+
+def backend(url: str, **kw: object) -> RestBackend:
+    return RestBackend(SyncConfig("rest", url), TOKEN, repo="acme/widgets", **kw)  # type: ignore[arg-type]
+
+
+def test_sync_through_a_plain_server_first_put_is_conditional(
+    tmp_path: Path, minimal: tuple[str, MinimalStore]
+) -> None:
+    url, store = minimal
+    alice, bob = make_rest_team(tmp_path, url, [TOKEN, TOKEN])
+    alice.write("a.md", memory("A", "one\n"))
+    assert alice.sync().pushed == ["a.md"]
+    assert store.puts[0]["if_match"] is None and store.puts[0]["if_none_match"] == "*"
+    assert set(store.puts[0]["body"]) == {"entries"}  # no extension fields for a plain server
+    bob.write("b.md", memory("B", "two\n"))
+    bob.sync()
+    assert store.puts[1]["if_match"] == store.checksum("acme/widgets") or store.puts[1]["if_match"]
+    alice.sync()
+    assert alice.files() == bob.files() and set(alice.files()) >= {"a.md", "b.md"}
+
+
+def test_a_412_never_overwrites_a_teammates_newer_version(
+    minimal: tuple[str, MinimalStore],
+) -> None:
+    url, store = minimal
+    mine, theirs = backend(url), backend(url)
+    first = mine.snapshot()
+    assert first.version is None
+    assert not isinstance(
+        theirs.apply(ChangeSet({"a.md": "theirs"}, [], None, {})), PreconditionFailed
+    )
+    base = mine.snapshot()
+    theirs.apply(ChangeSet({"a.md": "theirs, newer"}, [], theirs.snapshot().version, {}))
+    stale = mine.apply(ChangeSet({"a.md": "mine"}, [], base.version, {"a.md": checksum("theirs")}))
+    assert isinstance(stale, PreconditionFailed)
+    assert store.repos["acme/widgets"]["a.md"] == "theirs, newer"
+
+
+def test_deletes_are_reported_not_lost_on_a_plain_server(
+    tmp_path: Path, minimal: tuple[str, MinimalStore]
+) -> None:
+    url, store = minimal
+    (alice,) = make_rest_team(tmp_path, url, [TOKEN], ["alice"])
+    alice.write("a.md", memory("A", "one\n"))
+    alice.write("b.md", memory("B", "two\n"))
+    alice.sync()
+    (alice.team / "a.md").unlink()
+    result = alice.cli("sync")
+    assert result.returncode == 1
+    assert "NOT propagated" in result.stderr and "a.md" in result.stderr
+    assert "a.md" in store.repos["acme/widgets"]
+
+
+def test_batches_stay_under_200000_bytes(minimal: tuple[str, MinimalStore]) -> None:
+    url, store = minimal
+    b = backend(url)
+    b.snapshot()
+    upserts = {f"k{i:02}.md": ("é" * 10_000) + str(i) for i in range(30)}
+    upserts["big.md"] = "x" * 240_000
+    applied = b.apply(ChangeSet(upserts, [], None, {}))
+    assert not isinstance(applied, PreconditionFailed)
+    sizes = [len(json.dumps(p["body"], ensure_ascii=False).encode()) for p in store.puts]
+    assert len(store.puts) >= 3
+    assert all(
+        s <= BATCH_BYTES
+        for s in sizes
+        if "big.md" not in store.puts[sizes.index(s)]["body"]["entries"]
+    )
+    assert any(set(p["body"]["entries"]) == {"big.md"} for p in store.puts)
+    assert store.repos["acme/widgets"] == upserts
+    # every PUT after the first carries If-Match with the previous response's checksum
+    assert all(p["if_match"] for p in store.puts[1:])
+
+
+def test_413_cap_is_learned_and_reported(minimal: tuple[str, MinimalStore]) -> None:
+    url, store = minimal
+    store.max_entries = 3
+    b = backend(url)
+    b.snapshot()
+    with pytest.raises(BackendError, match="at most 3 memories"):
+        b.apply(ChangeSet({f"k{i}.md": "x" for i in range(5)}, [], None, {}))
+    assert b.server_max_entries == 3
+
+
+def mock(handler: object) -> RestBackend:
+    return backend(
+        "https://memory.example", transport=httpx2.MockTransport(handler), sleep=lambda s: None
+    )  # type: ignore[arg-type]
+
+
+def test_redirects_are_errors_and_not_followed() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(str(request.url))
+        return httpx2.Response(302, headers={"Location": "https://evil.example/steal"})
+
+    with pytest.raises(BackendError, match="redirect"):
+        mock(handler).snapshot()
+    assert len(seen) == 1 and "evil" not in seen[0]
+
+
+def test_5xx_is_retried_with_backoff_then_given_up() -> None:
+    calls: list[int] = []
+
+    def flaky(request: httpx2.Request) -> httpx2.Response:
+        calls.append(1)
+        return httpx2.Response(503) if len(calls) < 3 else httpx2.Response(404)
+
+    assert mock(flaky).snapshot().version is None and len(calls) == 3
+    calls.clear()
+    with pytest.raises(BackendError, match="500"):
+        mock(lambda r: (calls.append(1), httpx2.Response(500))[1]).snapshot()
+    assert len(calls) == 4
+    assert 0.5 <= backoff(0) <= 0.625 and 2.0 <= backoff(2) <= 2.5
+
+
+def test_auth_errors_are_clear_and_never_show_the_token() -> None:
+    for status in (401, 403):
+        with pytest.raises(AuthError) as info:
+            mock(lambda r, s=status: httpx2.Response(s)).snapshot()
+        assert str(status) in str(info.value) and TOKEN not in str(info.value)
+
+
+def test_defaults_timeout_and_headers() -> None:
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(404)
+
+    b = mock(handler)
+    b.snapshot()
+    assert b.http.client.timeout.read == 30.0 and b.http.client.follow_redirects is False
+    assert seen[0].headers["authorization"] == f"Bearer {TOKEN}"
+    assert seen[0].url.params["repo"] == "acme/widgets"
+
+
+def test_token_sources_and_file_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    os.chmod(path, 0o644)
+    config = SyncConfig("rest", "http://x", token_file=str(path))
+    with pytest.raises(ConfigError, match="chmod 600"):
+        load_token(config, {})
+    os.chmod(path, 0o600)
+    assert load_token(config, {}) == TOKEN
+    assert load_token(config, {"TEAMSYNC_TOKEN": "tsm_other"}) == "tsm_other"
+    with pytest.raises(ConfigError, match="TEAMSYNC_TOKEN"):
+        load_token(SyncConfig("rest", "http://x"), {})
+    with pytest.raises(ConfigError, match="control"):
+        load_token(SyncConfig("rest", "http://x"), {"TEAMSYNC_TOKEN": "a\r\nX-Evil: 1"})
+
+
+@pytest.mark.parametrize(
+    ("url", "repo"),
+    [
+        ("git@github.com:Acme/Widgets.git", "acme/widgets"),
+        ("https://github.com/Acme/Widgets", "acme/widgets"),
+        ("https://user:secret@github.com/Acme/Widgets.git/", "acme/widgets"),
+        ("ssh://git@github.com/acme/widgets.git", "acme/widgets"),
+        ("https://GitLab.Example.com:8443/Group/Sub/Proj.git", "gitlab.example.com/group/sub/proj"),
+        ("git@bitbucket.org:team/repo.git", "bitbucket.org/team/repo"),
+    ],
+)
+def test_repo_id_from_origin(url: str, repo: str) -> None:
+    assert normalize_remote(url) == repo
+
+
+def test_repo_id_refuses_local_paths() -> None:
+    with pytest.raises(ConfigError, match="--repo"):
+        normalize_remote("/srv/git/project.git")
