@@ -103,15 +103,25 @@ def both_edit(demo: Demo) -> None:
     alice, bob = Path(demo.extra["alice"]), Path(demo.extra["bob"])
     a, b = alice / "team" / "deploy.md", bob / "team" / "deploy.md"
     print("Alice rewrites the first line, Bob the freeze line: different hunks.\n")
-    _edit(a, "Deploy with `make release` from main.", "Deploy with `make release VERSION=x.y` from main.")
-    _edit(b, "Freeze: no deploys after Friday 12:00 UTC.", "Freeze: no deploys after Friday 10:00 UTC.")
+    _edit(
+        a,
+        "Deploy with `make release` from main.",
+        "Deploy with `make release VERSION=x.y` from main.",
+    )
+    _edit(
+        b,
+        "Freeze: no deploys after Friday 12:00 UTC.",
+        "Freeze: no deploys after Friday 10:00 UTC.",
+    )
     demo.run("--dir", str(alice), "sync", expect=0, user="alice")
     demo.run("--dir", str(bob), "sync", expect=0, user="bob")
     demo.run("--dir", str(alice), "sync", expect=0, user="alice")
     print("Both edits survive in both copies:\n")
     print("    " + "\n    ".join(a.read_text(encoding="utf-8").splitlines()[5:]) + "\n")
     print("Now both change the *same* line differently.\n")
-    _edit(alice / "team" / "oncall.md", "PagerDuty, team API.", "PagerDuty, schedule 'API primary'.")
+    _edit(
+        alice / "team" / "oncall.md", "PagerDuty, team API.", "PagerDuty, schedule 'API primary'."
+    )
     _edit(bob / "team" / "oncall.md", "PagerDuty, team API.", "Opsgenie since November.")
     demo.run("--dir", str(alice), "sync", expect=0, user="alice")
     demo.run("--dir", str(bob), "sync", expect=1, user="bob")
@@ -135,7 +145,16 @@ def secret_refused(demo: Demo) -> None:
 def bob_recalls(demo: Demo) -> None:
     header("9. Bob asks his memory a question, offline")
     bob = Path(demo.extra["bob"])
-    demo.run("--dir", str(bob), "recall", "--offline", "--explain", "when can we deploy?", expect=0, user="bob")
+    demo.run(
+        "--dir",
+        str(bob),
+        "recall",
+        "--offline",
+        "--explain",
+        "when can we deploy?",
+        expect=0,
+        user="bob",
+    )
 
 
 def stop_server(demo: Demo) -> None:

@@ -241,7 +241,9 @@ def test_non_fast_forward_push_is_retried_after_reconciling(tmp_path: Path) -> N
 
 
 def test_urls_are_sanitized() -> None:
-    url = "https://bob:" + "s3cr3t" + "@example.com/x.git"  # built from parts: the repo's own scan stays clean
+    url = (
+        "https://bob:" + "s3cr3t" + "@example.com/x.git"
+    )  # built from parts: the repo's own scan stays clean
     assert sanitize_url(url) == "https://***@example.com/x.git"
     assert (
         sanitize_url("fatal: unable to access 'https://tok@h/r/'")
