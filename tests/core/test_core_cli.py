@@ -75,3 +75,18 @@ def test_debug_env_shows_traceback(
     monkeypatch.setenv("TEAMSYNC_DEBUG", "1")
     assert run_with_exit_codes(_command(RuntimeError("kaboom")), []) == 3
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_guard_fast_path_skips_click() -> None:
+    code = (
+        "import sys, io; sys.stdin = io.StringIO('{}'); "
+        "from teamsync.cli import main; rc = main(['guard']); "
+        "print(rc, 'click' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0 False"
+
+
+def test_guard_with_other_options_goes_through_click(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["guard", "--event", "NoSuchEvent"]) == 2
+    assert "unknown hook event" in capsys.readouterr().err

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import teamsync
 from teamsync._version import __version__
@@ -13,15 +17,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_public_api_is_exactly_all() -> None:
-    public = {name for name in dir(teamsync) if not name.startswith("_")}
-    assert set(teamsync.__all__) - {"__version__"} <= public
-    assert public - {"annotations"} <= set(teamsync.__all__) | _subpackages()
+    assert dir(teamsync) == sorted(teamsync.__all__)
+    for name in teamsync.__all__:
+        assert getattr(teamsync, name) is not None, name
+    with pytest.raises(AttributeError):
+        teamsync.no_such_name  # noqa: B018
 
 
-def _subpackages() -> set[str]:
-    return {p.name for p in (ROOT / "teamsync").iterdir() if p.is_dir() or p.suffix == ".py"} | {
-        p.stem for p in (ROOT / "teamsync").glob("*.py")
-    }
+def test_import_teamsync_is_cheap() -> None:
+    code = (
+        "import sys, teamsync; "
+        "print(sorted(m for m in ('anthropic', 'git', 'httpx2', 'detect_secrets', 'yaml') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_version_matches_changelog() -> None:

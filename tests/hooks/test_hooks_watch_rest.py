@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from teamsync.sync.config import SyncConfig, save_config
 from testing.hooks import run_teamsync, teamsync_bin
 from testing.watch import WatchProcess, memory_text, wait_for
 
@@ -108,10 +107,11 @@ def server(tmp_path: Path) -> Any:
 def test_watch_against_a_loopback_server(server: Server, tmp_path: Path) -> None:
     env = {**os.environ, "TEAMSYNC_TOKEN": server.token}
     memdir = tmp_path / "mem"
-    # The configuration `teamsync init --rest URL --repo OWNER/NAME` writes.
-    save_config(memdir, SyncConfig(backend="rest", url=server.url, repo=REPO))
+    init = run_teamsync(
+        ["--dir", str(memdir), "init", "--rest", server.url, "--repo", REPO], cwd=tmp_path, env=env
+    )
+    assert init.returncode == 0, init.stderr
     team = memdir / "team"
-    team.mkdir(parents=True)
     debounce = 1.0
     args = [teamsync_bin(), "--dir", str(memdir), "watch", "--debounce", str(debounce)]
     args += ["--pull-interval", "2", "--retry-base", "0.5"]

@@ -1,0 +1,78 @@
+"""The click group. Each verb lives in its own module and is loaded lazily, so
+``teamsync check`` never pays for ``teamsync serve``'s imports.
+
+Exit codes (mapped in :mod:`teamsync.cli._errors` only): 0 ok; 1 findings,
+conflicts or a :class:`~teamsync.errors.TeamsyncError`; 2 usage; 3 unexpected;
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import click
+
+from teamsync._version import __version__
+from teamsync.cli._common import AppContext
+
+# verb -> "module:attribute"; a module that does not exist yet is simply not listed.
+COMMANDS: dict[str, str] = {
+    "init": "teamsync.cli.sync:init",
+    "status": "teamsync.cli.sync:status",
+    "pull": "teamsync.cli.sync:pull",
+    "push": "teamsync.cli.sync:push",
+    "sync": "teamsync.cli.sync:sync",
+    "check": "teamsync.cli.check:check",
+    "scan": "teamsync.cli.scan:scan",
+    "recall": "teamsync.cli.recall:recall",
+    "extract": "teamsync.cli.recall:extract",
+    "dream": "teamsync.cli.recall:dream",
+    "serve": "teamsync.cli.server:serve",
+    "token": "teamsync.cli.server:token",
+    "install-hooks": "teamsync.cli.hooks:install_hooks",
+    "guard": "teamsync.cli.hooks:guard",
+    "watch": "teamsync.cli.hooks:watch",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(
+            name
+            for name, target in COMMANDS.items()
+            if importlib.util.find_spec(target.partition(":")[0]) is not None
+        )
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, _, attr = target.partition(":")
+        if importlib.util.find_spec(module_name) is None:
+            return None
+        command = getattr(importlib.import_module(module_name), attr, None)
+        return command if isinstance(command, click.Command) else None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="teamsync")
+@click.option(
+    "--dir",
+    "memdir",
+    type=click.Path(file_okay=False, path_type=str),
+    default=None,
+    help="Memory directory (holds MEMORY.md and team/). Default: TEAMSYNC_DIR, "
+    "else Claude Code's ~/.claude/projects/<project>/memory/.",
+)
+@click.option("--json", "json_mode", is_flag=True, help="Print one JSON object on stdout.")
+@click.pass_context
+def cli(ctx: click.Context, memdir: str | None, json_mode: bool) -> None:
+    """teamsync: share your coding assistant's team memory safely.
+
+    Sync team/ through a REST server or a git remote without losing anyone's
+    edit, keep secrets out of it at every gate, and recall what matters.
+    """
+    ctx.obj = AppContext.create(memdir=memdir, json_mode=json_mode)
