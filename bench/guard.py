@@ -132,11 +132,12 @@ def table(rows: list[Row], runs: int) -> str:
         "through no-follow opens and scans the whole resulting file. The outside case parses "
         "the payload, resolves the memory directory and allows the call. The guard imports "
         "neither anthropic, GitPython, httpx2, detect-secrets nor yaml "
-        "(`tests/hooks/test_hooks_guard.py` checks `sys.modules`). What remains above "
-        "`teamsync --version` is the import of the scanner's rule table, the key validator and "
-        "`SafeDir` (about 21 ms together, in-process, on this machine; the rule table's "
-        "regular expressions are the largest part). `teamsync --version` itself sits about "
-        "40 ms above the bare interpreter: that is click and the CLI package. The figures come "
+        "(`tests/hooks/test_hooks_guard.py` checks `sys.modules`). A bare `teamsync guard` "
+        "skips click entirely (`teamsync.cli.main` hands it straight to the guard), so it "
+        "starts faster than `teamsync --version`, which loads click and the CLI group. What "
+        "the team-memory cases add over the outside case is the import of the scanner's rule "
+        "table, the key validator and `SafeDir` (about 21 ms together, in-process; the rule "
+        "table's regular expressions are the largest part). The figures come "
         "from a development (editable) install; a regular install skips the editable "
         "finder's import hook (about 2 ms).\n\n" + verdict(rows)
     )
