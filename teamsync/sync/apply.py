@@ -94,6 +94,14 @@ class Applier:
             return False
         return True
 
+    def _gate_base(self, key: str, text: str) -> bool:
+        try:
+            guard_write(key, text)
+        except TeamsyncError as exc:
+            self.reject(key, f"not recorded as synced: {gate_reason(exc)}", held=True)
+            return False
+        return True
+
     def prepare_incoming(
         self,
         steps: Sequence[Step],
@@ -109,7 +117,8 @@ class Applier:
                 writes.append(LocalWrite(s.key, FORGET))
             elif s.action == ADOPT:
                 text = self._local_text(s.key, s.local)
-                if text is not None:
+                # The base store keeps contents: a secret both sides hold is never recorded.
+                if text is not None and self._gate_base(s.key, text):
                     writes.append(LocalWrite(s.key, ADOPT, base=(checksum(text), text)))
             elif s.action == DELETE_LOCAL:
                 writes.append(LocalWrite(s.key, "delete", expect=s.local))

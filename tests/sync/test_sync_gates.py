@@ -259,3 +259,33 @@ def test_unreachable_remote_fails_cleanly_without_credentials(tmp_path: Path) ->
     assert result.returncode == 1
     assert "hunter2" not in result.stdout + result.stderr
     assert result.stderr.startswith("error: git fetch")
+
+
+def _state_bytes(mate: object) -> bytes:
+    """Every byte teamsync keeps under the teammate's state dir (SQLite, WAL, logs)."""
+    root = mate.settings.state_dir  # type: ignore[attr-defined]
+    return b"".join(p.read_bytes() for p in sorted(Path(root).rglob("*")) if p.is_file())
+
+
+def test_secret_on_both_sides_is_never_recorded_in_the_base_store(tmp_path: Path) -> None:
+    # A file held back for a secret must never have its content stored as a merge base,
+    # even when the remote already holds the very same text (adopt: local == remote).
+    alice, _ = make_team(tmp_path)
+    token = fake_token()
+    text = f"token: {token}\n"
+    alice.write("leak.md", text)
+    commit_files(alice.remote, {"leak.md": text.encode(), "fine.md": b"ok\n"})
+    report = alice.sync()
+    assert [h.key for h in report.held_back] == ["leak.md"]
+    assert token not in json.dumps(report.to_json())
+    assert alice.files()["fine.md"] == "ok\n"
+    assert token.encode() not in _state_bytes(alice)
+
+
+def test_pulled_secret_is_never_recorded_in_the_base_store(tmp_path: Path) -> None:
+    alice, bob = make_team(tmp_path)
+    token = fake_token()
+    commit_files(alice.remote, {"leak.md": f"token: {token}\n".encode(), "fine.md": b"ok\n"})
+    bob.sync()
+    bob.sync("pull")
+    assert token.encode() not in _state_bytes(bob)
