@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from teamsync._process import pid_alive
 from teamsync.hooks.gitenv import no_git_env
 
 
@@ -47,27 +48,6 @@ def spawn(
             close_fds=True,
         )
     return proc.pid
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with ``pid`` exists (zombies of ours count as gone)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(ChildProcessError, OSError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    try:  # Linux: an unreaped zombie (a container's pid 1 may never reap) is gone too
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rpartition(")")[2].split()[:1] != ["Z"]
-    except OSError:
-        return True
 
 
 class PidLock:

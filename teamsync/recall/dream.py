@@ -198,7 +198,23 @@ def validate_plan(answer: Mapping[str, Any], existing: Mapping[str, str]) -> Pla
                 f"refused: the rewrite of {key} holds a likely secret ({rules})"
             ) from exc
     summary = answer.get("summary")
-    return Plan(summary if isinstance(summary, str) else "", writes, deletions)
+    plan = Plan(summary if isinstance(summary, str) else "", writes, deletions)
+    _refuse_secret_prose(plan)
+    return plan
+
+
+def _refuse_secret_prose(plan: Plan) -> None:
+    """The summary and reasons are printed, emitted as JSON and kept in ``plan.json``: scan them."""
+    from teamsync.security.secrets import scan_text
+
+    prose = {"the summary": plan.summary}
+    prose.update({f"the reason for {k}": r for k, (_, r) in plan.writes.items()})
+    prose.update({f"the reason for deleting {k}": r for k, r in plan.deletions.items()})
+    for what, text in prose.items():
+        findings = scan_text(text, "plan")
+        if findings:
+            rules = ", ".join(sorted({f.rule for f in findings}))
+            raise PlanRefused(f"refused: {what} holds a likely secret ({rules})")
 
 
 def backup(memdir: Path, memories: Mapping[str, str], plan: Plan, folder: Path) -> Path:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from teamsync._process import pid_alive
 from teamsync.errors import TeamsyncError
 
 STALE_AFTER = 60 * 60.0
@@ -30,19 +31,6 @@ STALE_AFTER = 60 * 60.0
 
 class LockBusy(TeamsyncError):
     """Another live process holds the lock."""
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with ``pid`` exists (even if owned by someone else)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read(path: Path) -> tuple[str, float] | None:

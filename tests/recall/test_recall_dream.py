@@ -233,3 +233,23 @@ def test_lock_is_exclusive_and_released_only_by_its_owner(tmp_path: Path) -> Non
     assert path.exists()
     lock.release(path, nonce)
     assert not path.exists()
+
+
+@pytest.mark.parametrize("where", ["summary", "write reason", "deletion reason"])
+def test_a_secret_in_the_plan_prose_is_refused_and_never_kept(memdir: Path, where: str) -> None:
+    # The summary and reasons reach stdout, --json and the backup's plan.json: no secret there.
+    token = "gh" + "p_" + "Zq8rT2vLm9XwB4nK7pS1dF6gH3jY0uEcA5iO"
+    plan = merge_plan()
+    if where == "summary":
+        plan["summary"] = f"merged; the old one held {token}"
+    elif where == "write reason":
+        plan["writes"][0]["reason"] = f"merged, dropped {token}"
+    else:
+        plan["deletions"][0]["reason"] = f"held {token}"
+    settings = settings_for(memdir)
+    with pytest.raises(PlanRefused, match="holds a likely secret \\(github-pat\\)") as caught:
+        dream(settings, force=True, claude=claude_for(FakeAnthropic([json_answer(plan)])))
+    assert token not in str(caught.value)
+    assert (memdir / "feedback_b.md").exists()
+    kept = [p.read_text() for p in settings.state_dir.rglob("*") if p.is_file()]
+    assert not any(token in t for t in kept)
