@@ -251,5 +251,5 @@ def test_a_secret_in_the_plan_prose_is_refused_and_never_kept(memdir: Path, wher
         dream(settings, force=True, claude=claude_for(FakeAnthropic([json_answer(plan)])))
     assert token not in str(caught.value)
     assert (memdir / "feedback_b.md").exists()
-    kept = [p.read_text() for p in settings.state_dir.rglob("*") if p.is_file()]
-    assert not any(token in t for t in kept)
+    kept = [p.read_bytes() for p in settings.state_dir.rglob("*") if p.is_file()]
+    assert not any(token.encode() in b for b in kept)
