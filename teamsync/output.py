@@ -17,6 +17,11 @@ def _stderr() -> TextIO:
     return sys.stderr
 
 
+def printable(text: str) -> str:
+    """Escape control and other invisible characters so file names cannot drive the terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 @dataclass
 class Output:
     """Human lines go to ``err`` in JSON mode so stdout holds exactly one JSON object."""

@@ -14,12 +14,7 @@ from pathlib import Path
 from teamsync.config import Settings
 from teamsync.memdir.lint import Problem, check_memdir, fix_memdir
 from teamsync.memdir.paths import memory_dir
-from teamsync.output import Output
-
-
-def printable(text: str) -> str:
-    """Escape control and other invisible characters so file names cannot drive the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+from teamsync.output import Output, printable
 
 
 def _summary(problems: list[Problem], memories: int, memdir: Path) -> str:

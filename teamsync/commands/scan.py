@@ -16,7 +16,7 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import UsageError
-from teamsync.output import Output
+from teamsync.output import Output, printable
 from teamsync.security.secrets import Finding, Scanner
 from teamsync.security.sources import Chunk, Item, iter_files, iter_range, iter_staged
 
@@ -63,12 +63,15 @@ def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, 
             files.add(item.path)
             scanner.add(item.text, item.path, first_line=item.first_line)
         elif item.reason != "binary":
-            output.warn(f"skipped {item.path}: {item.reason}")
+            output.warn(f"skipped {printable(item.path)}: {item.reason}")
     return len(files), scanner.finish()
 
 
 def _text_report(findings: Sequence[Finding], files: int) -> list[str]:
-    lines = [f"{f.path}:{f.line}: {f.rule} (fingerprint {f.fingerprint[:16]}…)" for f in findings]
+    lines = [
+        f"{printable(f.path)}:{f.line}: {f.rule} (fingerprint {f.fingerprint[:16]}…)"
+        for f in findings
+    ]
     if findings:
         lines += [
             "",

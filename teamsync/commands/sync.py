@@ -16,7 +16,7 @@ from pathlib import Path
 from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.memdir.paths import memory_dir
-from teamsync.output import Output
+from teamsync.output import Output, printable
 from teamsync.security.fs import SafeDir
 from teamsync.sync import BACKENDS
 from teamsync.sync.base import Backend
@@ -132,12 +132,12 @@ def run(
 
 
 def _lines(title: str, keys: list[str]) -> list[str]:
-    return [f"{title}:", *(f"  {k}" for k in keys)] if keys else []
+    return [f"{title}:", *(f"  {printable(k)}" for k in keys)] if keys else []
 
 
 def _print(output: Output, report: SyncReport) -> None:
     def rel(key: str) -> str:
-        return f"team/{key}"
+        return printable(f"team/{key}")  # keys may come from a hostile remote
 
     if report.mode == "status":
         blocks = (
@@ -151,9 +151,9 @@ def _print(output: Output, report: SyncReport) -> None:
     else:
         _print_run(output, report, rel)
     for r in report.rejected:
-        output.warn(f"{rel(r.key)}: {r.reason}")
+        output.warn(f"{rel(r.key)}: {printable(r.reason)}")
     for r in report.held_back:
-        output.warn(f"{rel(r.key)}: held back, {r.reason}")
+        output.warn(f"{rel(r.key)}: held back, {printable(r.reason)}")
 
 
 def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) -> None:

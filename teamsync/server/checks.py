@@ -49,7 +49,7 @@ def _check_keys(body: PutBody) -> Refusal | None:
         if reason is None and not is_memory_key(key):
             reason = "not a memory file (only *.md keys are stored)"
         if reason is not None:
-            bad.append({"key": key, "reason": reason})
+            bad.append({"key": _echo(key), "reason": reason})
     if bad:
         return Refusal(
             422, error_body("team_memory_invalid_key", f"{len(bad)} key(s) rejected", keys=bad)
@@ -63,6 +63,11 @@ def _check_keys(body: PutBody) -> Refusal | None:
         msg = "keys differ only by case or Unicode normalization"
         return Refusal(422, error_body("team_memory_key_collision", msg, keys=groups))
     return None
+
+
+def _echo(key: str) -> str:
+    """A refused key as the error body may carry it: lone surrogates escaped, not a 500."""
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _check_checksums(body: PutBody) -> Refusal | None:

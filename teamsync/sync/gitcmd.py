@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from teamsync.errors import AuthError, BackendError
+from teamsync.output import printable
 
 _USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 _AUTH_HINTS = (
@@ -120,7 +121,7 @@ class GitRunner:
 
     def fail(self, verb: str, stderr: str) -> None:
         lines = [ln.strip() for ln in sanitize_url(stderr).splitlines() if ln.strip()]
-        detail = lines[-1] if lines else "no details"
+        detail = printable(lines[-1]) if lines else "no details"  # a remote's words: no escapes
         if any(hint in stderr.lower() for hint in _AUTH_HINTS):
             raise AuthError(
                 f"git {verb} was refused: {detail}; check your git credentials for this remote"

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from teamsync.errors import AuthError, BackendError, ConfigError
+from teamsync.output import printable
 from teamsync.server.limits import normalize_repo
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import sanitize_url
@@ -179,7 +180,7 @@ class Http:
         ) as resp:
             status = resp.status_code
             if 300 <= status < 400 and status != 304:
-                where = sanitize_url(resp.headers.get("location", "?"))[:200]
+                where = printable(sanitize_url(resp.headers.get("location", "?"))[:200])
                 raise BackendError(
                     f"{self.where} answered {status} redirecting to {where}; teamsync never "
                     "follows redirects with your token: put the final URL in teamsync.yaml"
@@ -231,4 +232,5 @@ def error_message(body: bytes, limit: int = 300) -> str:
         msg = json.loads(body)["error"]["message"]
     except (ValueError, KeyError, TypeError, RecursionError):
         return ""
-    return msg[:limit].replace("\n", " ") if isinstance(msg, str) else ""
+    # the server's words reach the terminal: no control characters (escape sequences)
+    return printable(msg[:limit].replace("\n", " ")) if isinstance(msg, str) else ""

@@ -221,3 +221,13 @@ def test_the_scanners_own_sources_scan_clean() -> None:
     proc = _run(["--json", "scan", *[p for p in mine if (root / p).exists()]], root)
     assert json.loads(proc.stdout)["findings"] == []
     assert proc.returncode == 0
+
+
+def test_file_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A hostile file name (from a checkout or a commit range) is escaped in text output."""
+    name = "evil\x1b]52;c;aGk=\x07.md"
+    (tmp_path / name).write_text("token: " + "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + "\n")
+    result = CliRunner().invoke(cli, ["scan", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "evil\\x1b]52;c;aGk=\\x07.md" in result.output

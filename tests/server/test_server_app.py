@@ -222,3 +222,19 @@ def test_deeply_nested_json_is_a_400_not_a_crash(client: httpx2.Client) -> None:
     resp = client.put(URL, content=b"[" * 200_000 + b"]" * 200_000)
     assert resp.status_code == 400
     assert client.get("/api/claude_code/team_memory/capabilities").status_code == 200
+
+
+@pytest.mark.parametrize("field", ["entries", "deletes", "baseChecksums"])
+def test_lone_surrogate_key_is_a_422_not_a_500(client: httpx2.Client, field: str) -> None:
+    # JSON may carry "\ud800" escapes; the refusal echoes the key, so it must stay encodable.
+    bodies = {
+        "entries": '{"entries": {"\\ud800.md": "x"}}',
+        "deletes": '{"entries": {}, "deletes": ["\\ud800.md"]}',
+        "baseChecksums": '{"entries": {"a.md": "x"}, "baseChecksums": {"\\ud800.md": null}}',
+    }
+    resp = client.put(
+        URL, content=bodies[field].encode(), headers={"Content-Type": "application/json"}
+    )
+    assert resp.status_code == 422
+    assert details(resp)["error_code"] == "team_memory_invalid_key"
+    assert client.get(URL).status_code == 404

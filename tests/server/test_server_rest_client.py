@@ -201,3 +201,18 @@ def test_repo_id_from_origin(url: str, repo: str) -> None:
 def test_repo_id_refuses_local_paths() -> None:
     with pytest.raises(ConfigError, match="--repo"):
         normalize_remote("/srv/git/project.git")
+
+
+def test_server_words_cannot_drive_the_terminal() -> None:
+    # A hostile server's error message and redirect target are shown to the user: no escapes.
+    evil = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\u202eboom"
+    body = {"error": {"message": f"nope {evil}", "details": {"error_code": "x"}}}
+    with pytest.raises(BackendError) as info:
+        mock(lambda r: httpx2.Response(400, json=body)).snapshot()
+    with pytest.raises(BackendError) as moved:
+        mock(
+            lambda r: httpx2.Response(302, headers={"Location": "https://x.example/\x1b[2J"})
+        ).snapshot()
+    for message in (str(info.value), str(moved.value)):
+        assert not any(c in message for c in "\x1b\x07\u202e"), message
+    assert "nope" in str(info.value)

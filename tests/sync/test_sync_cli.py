@@ -154,3 +154,24 @@ def test_init_with_a_project_remote_name_uses_its_branch(tmp_path: Path) -> None
         ["git", "--git-dir", str(remote), "branch", "--list"], capture_output=True, text=True
     )
     assert heads.stdout.split() == ["teamsync/memory"]  # only the dedicated branch was created
+
+
+@pytest.mark.parametrize("mode", ["sync", "status"])
+def test_hostile_key_names_cannot_drive_the_terminal(mode: str) -> None:
+    # Refused keys come from the remote verbatim: printed, they must not carry escapes.
+    import io
+
+    from teamsync.commands.sync import _print
+    from teamsync.output import Output
+    from teamsync.sync.report import Rejection, SyncReport
+
+    evil = "a\x1b]0;pwned\x07\x1b[2J\u202eevil.md"
+    report = SyncReport(mode=mode)
+    report.rejected.append(Rejection(evil, f"remote entry refused: bad {evil}"))
+    report.held_back.append(Rejection(evil, "not pushed: \x1b[31mred"))
+    report.written.append(evil)
+    out, err = io.StringIO(), io.StringIO()
+    _print(Output(out=out, err=err), report)
+    shown = out.getvalue() + err.getvalue()
+    assert "evil.md" in shown
+    assert not any(c in shown for c in "\x1b\x07\u202e"), shown

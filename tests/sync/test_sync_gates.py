@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from teamsync.memdir.freshness import changed_at
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed
 from teamsync.sync.git import GitBackend
@@ -289,3 +291,16 @@ def test_pulled_secret_is_never_recorded_in_the_base_store(tmp_path: Path) -> No
     bob.sync()
     bob.sync("pull")
     assert token.encode() not in _state_bytes(bob)
+
+
+def test_git_errors_from_a_remote_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    from teamsync.errors import BackendError
+    from teamsync.sync.gitcmd import GitRunner
+
+    url = "https://u:" + "hunter2x" + "@host/x.git"  # built at run time: the repo scan stays clean
+    stderr = f"remote: \x1b]0;pwned\x07\x1b[2Jrejected by {url}\u202e\n"
+    with pytest.raises(BackendError) as info:
+        GitRunner(tmp_path / "cache.git").fail("push", stderr)
+    message = str(info.value)
+    assert "rejected by https://***@host/x.git" in message and "hunter2x" not in message
+    assert not any(c in message for c in "\x1b\x07\u202e"), message
