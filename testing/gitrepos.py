@@ -61,11 +61,16 @@ def memory(title: str, body: str, *, kind: str = "project") -> str:
 
 
 @dataclass
-class Teammate:
+class Member:
+    """One teammate's HOME and memory directory, driven through the library or the real CLI.
+
+    Backend-specific subclasses add the remote and ``init``: :class:`Teammate`
+    (git, here) and ``testing.server.RestMate`` (REST).
+    """
+
     name: str
     home: Path
     memdir: Path
-    remote: Path
 
     @property
     def team(self) -> Path:
@@ -82,11 +87,6 @@ class Teammate:
     @property
     def settings(self) -> Settings:
         return Settings.build(dir=self.memdir, environ=self.environ, cwd=self.home)
-
-    def init(self, branch: str = BRANCH) -> None:
-        from teamsync.commands.sync import init
-
-        assert init(self.settings, quiet_output(), SyncConfig("git", str(self.remote), branch)) == 0
 
     def sync(
         self, mode: Mode = "sync", *, dry_run: bool = False, now: float | None = None
@@ -125,6 +125,18 @@ class Teammate:
             if path.is_file():
                 out[path.relative_to(self.team).as_posix()] = path.read_text(encoding="utf-8")
         return out
+
+
+@dataclass
+class Teammate(Member):
+    """A teammate syncing through the git backend."""
+
+    remote: Path
+
+    def init(self, branch: str = BRANCH) -> None:
+        from teamsync.commands.sync import init
+
+        assert init(self.settings, quiet_output(), SyncConfig("git", str(self.remote), branch)) == 0
 
 
 def bump_mtime(path: Path) -> None:

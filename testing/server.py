@@ -3,9 +3,7 @@ and token/app factories."""
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -17,14 +15,12 @@ from typing import Any
 import anyio.from_thread
 import httpx2
 
-from teamsync.config import Settings
 from teamsync.server.app import create_app
 from teamsync.server.limits import ServerConfig
 from teamsync.server.storage import Storage
 from teamsync.server.tokens import create_token
 from teamsync.sync.config import SyncConfig
-from teamsync.sync.engine import Mode, SyncReport
-from testing.gitrepos import TEAMSYNC, bump_mtime, quiet_output
+from testing.gitrepos import Member, quiet_output
 
 
 class SyncASGITransport(httpx2.BaseTransport):
@@ -97,73 +93,26 @@ def app_for(storage: Storage, **limits: int) -> Any:
 
 
 @dataclass
-class RestMate:
+class RestMate(Member):
     """A teammate syncing through the REST backend: own HOME, memory dir and token."""
 
-    name: str
-    home: Path
-    memdir: Path
     url: str
     token: str
     repo: str = "acme/widgets"
 
     @property
-    def team(self) -> Path:
-        return self.memdir / "team"
-
-    @property
     def environ(self) -> dict[str, str]:
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR", "GIT_COMMITTER"))
+        return {
+            **super().environ,
+            "TEAMSYNC_TOKEN": self.token,
+            "GIT_AUTHOR_NAME": self.name.title(),
         }
-        env.update(
-            HOME=str(self.home),
-            TEAMSYNC_DIR=str(self.memdir),
-            TEAMSYNC_TOKEN=self.token,
-            GIT_AUTHOR_NAME=self.name.title(),
-        )
-        return env
-
-    @property
-    def settings(self) -> Settings:
-        return Settings.build(dir=self.memdir, environ=self.environ, cwd=self.home)
 
     def init(self) -> None:
         from teamsync.commands.sync import init
 
         config = SyncConfig("rest", self.url, repo=self.repo)
         assert init(self.settings, quiet_output(), config) == 0
-
-    def sync(self, mode: Mode = "sync") -> SyncReport:
-        from teamsync.commands.sync import sync_once
-
-        return sync_once(self.settings, mode=mode)
-
-    def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [TEAMSYNC, *args],
-            env=self.environ,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            cwd=self.home,
-        )
-
-    def write(self, key: str, text: str) -> None:
-        path = self.team / key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        bump_mtime(path)
-
-    def read(self, key: str) -> str:
-        return (self.team / key).read_text(encoding="utf-8")
-
-    def files(self) -> dict[str, str]:
-        return {
-            p.relative_to(self.team).as_posix(): p.read_text(encoding="utf-8")
-            for p in sorted(self.team.rglob("*"))
-            if p.is_file()
-        }
 
 
 def make_rest_team(
