@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,10 +48,17 @@ class Hostility:
         return json.dumps(data).encode("utf-8")
 
 
-async def _forever() -> AsyncIterator[bytes]:
+ENDLESS_FOR = 120.0
+"""Seconds the "endless" body streams at most once its client is gone unnoticed (a bound
+for the test process: a leaked streaming loop would slow every later test)."""
+
+
+async def _forever(request: Request) -> AsyncIterator[bytes]:
+    """A body that never ends for the client, stopping once the client disconnects."""
     yield b'{"checksum": "sha256:x", "content": {"entries": {"a.md": "'
     chunk = b"A" * 65536
-    while True:
+    deadline = time.monotonic() + ENDLESS_FOR
+    while time.monotonic() < deadline and not await request.is_disconnected():
         yield chunk
 
 
@@ -60,7 +68,7 @@ def create_hostile_app(h: Hostility) -> Starlette:
             h.puts.append(json.loads(await request.body()))
             return JSONResponse({"checksum": "sha256:" + "2" * 64, "lastModified": "x"})
         if h.endless:
-            return StreamingResponse(_forever(), media_type="application/json")
+            return StreamingResponse(_forever(request), media_type="application/json")
         return Response(h.body(), media_type="application/json")
 
     return Starlette(

@@ -85,7 +85,11 @@ def uvicorn_server(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+        if thread.is_alive():  # a response still streaming: stop without waiting for it
+            server.force_exit = True
+            thread.join(5)
         sock.close()
+        assert not thread.is_alive(), "uvicorn did not stop; a test left a request running"
 
 
 def app_for(storage: Storage, **limits: int) -> Any:
