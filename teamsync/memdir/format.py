@@ -229,7 +229,9 @@ def memory_issues(m: Memory) -> list[tuple[str, str]]:
     if m.type is None:
         issues.append(("type", f"missing type (one of {allowed})"))
     elif m.type not in MEMORY_TYPES:
-        issues.append(("type", f"unknown type {m.type!r} (one of {allowed})"))
+        # Echo a short, type-like value only: a frontmatter field may hold anything, secrets too.
+        shown = repr(m.type) if len(m.type) <= 20 and m.type.isidentifier() else "value"
+        issues.append(("type", f"unknown type {shown} (one of {allowed})"))
     issues.extend(("description", msg) for msg in _description_problems(m.description))
     return issues
 

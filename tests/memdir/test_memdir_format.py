@@ -112,6 +112,16 @@ def test_unknown_type_message_lists_the_allowed_ones() -> None:
     ]
 
 
+def test_unknown_type_that_is_not_type_like_is_not_echoed() -> None:
+    value = (
+        "ghp_" + "x9Y8w7V6u5T4s3R2q1P0o9N8m7L6k5J4i3H2"
+    )  # built from parts: a token-shaped value
+    memory = parse_memory(memory_text(type=value))
+    (message,) = memory_problems(memory)
+    assert value not in message
+    assert message == "unknown type value (one of user, feedback, project, reference)"
+
+
 def test_no_frontmatter_is_one_problem() -> None:
     assert [k for k, _ in memory_issues(parse_memory("just text\n"))] == ["frontmatter"]
 
