@@ -181,6 +181,17 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         return {"ok": True}
 
 
+def _readable_repo(
+    store: Storage, raw: str, creds: HTTPAuthorizationCredentials | None
+) -> str | JSONResponse:
+    """The normalized repo id when ``creds`` may read it, else the error response."""
+    repo = _repo(raw)
+    if isinstance(repo, JSONResponse):
+        return repo
+    auth = _authorize(store, creds, repo, write=False)
+    return auth if isinstance(auth, JSONResponse) else repo
+
+
 def _get(
     store: Storage,
     raw_repo: str,
@@ -189,12 +200,9 @@ def _get(
     creds: HTTPAuthorizationCredentials | None,
     caps: dict[str, str],
 ) -> Response:
-    repo = _repo(raw_repo)
+    repo = _readable_repo(store, raw_repo, creds)
     if isinstance(repo, JSONResponse):
         return repo
-    auth = _authorize(store, creds, repo, write=False)
-    if isinstance(auth, JSONResponse):
-        return auth
     head = store.head(repo)
     if head is None:
         return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
@@ -224,12 +232,9 @@ def _history(
     limit: int,
     creds: HTTPAuthorizationCredentials | None,
 ) -> Response:
-    repo = _repo(raw_repo)
+    repo = _readable_repo(store, raw_repo, creds)
     if isinstance(repo, JSONResponse):
         return repo
-    auth = _authorize(store, creds, repo, write=False)
-    if isinstance(auth, JSONResponse):
-        return auth
     items = store.history(repo, after=after, limit=limit)
     rows = [
         {
