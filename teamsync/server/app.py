@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 
 from teamsync._version import __version__
 from teamsync.errors import ServerError, UsageError
+from teamsync.limits import BATCH_BYTES
 from teamsync.server import models
 from teamsync.server.checks import Refusal, check_put, write_reply
 from teamsync.server.limits import (
@@ -47,12 +48,10 @@ from teamsync.server.limits import (
 )
 from teamsync.server.storage import Storage, TokenRecord, WriteRequest, open_storage
 from teamsync.server.tokens import verify_token
+from teamsync.wire import CAPS_HEADER, PATH
 
 log = logging.getLogger("teamsync.server")
-PATH = "/api/claude_code/team_memory"
 EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
-CAPS_HEADER = "X-Teamsync-Extensions"
-BATCH_BYTES = 200_000
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
 _NO_TELEMETRY: Any = {
     "tracing": False,

@@ -31,7 +31,7 @@ from teamsync.server.storage import (
     WriteRequest,
     store_checksum,
 )
-from teamsync.sync.base import checksum
+from teamsync.wire import checksum
 
 Row = tuple[Any, ...]
 

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from teamsync.errors import ConfigError
+from teamsync.limits import DEFAULT_BRANCH
 
 CONFIG_NAME = "teamsync.yaml"
 CONFIG_VERSION = 1
@@ -24,7 +25,7 @@ class SyncConfig:
     """``git`` or ``rest``."""
     url: str
     """Git remote URL/path, or the REST server's base URL."""
-    branch: str = "teamsync/memory"
+    branch: str = DEFAULT_BRANCH
     """Git backend: the branch that holds the memory files."""
     repo: str | None = None
     """REST backend: ``owner/name``; None = derive from the project's ``origin``."""

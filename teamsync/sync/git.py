@@ -29,6 +29,7 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import BackendError, MemoryFormatError
+from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.format import decode_memory
 from teamsync.security.keys import find_collisions
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
@@ -38,7 +39,6 @@ from teamsync.sync.gittree import CommitBuilder
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 
-DEFAULT_BRANCH = "teamsync/memory"
 _MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)"}
 
 __all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config", "sanitize_url"]

@@ -26,9 +26,9 @@ import httpx2
 
 from teamsync.errors import AuthError, BackendError, ConfigError
 from teamsync.output import printable
-from teamsync.server.limits import normalize_repo
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import sanitize_url
+from teamsync.wire import normalize_repo, parse_error_body
 
 TIMEOUT_S = 30.0
 MAX_ATTEMPTS = 4
@@ -215,22 +215,10 @@ class Http:
 
 def error_details(body: bytes) -> dict[str, Any]:
     """``error.details`` of a structured error body, or {}."""
-    import json
-
-    try:
-        data = json.loads(body)
-        details = data["error"]["details"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return {}
-    return details if isinstance(details, dict) else {}
+    return parse_error_body(body)[1]
 
 
 def error_message(body: bytes, limit: int = 300) -> str:
-    import json
-
-    try:
-        msg = json.loads(body)["error"]["message"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return ""
+    msg = parse_error_body(body)[0]
     # the server's words reach the terminal: no control characters (escape sequences)
-    return printable(msg[:limit].replace("\n", " ")) if isinstance(msg, str) else ""
+    return printable(msg[:limit].replace("\n", " "))
