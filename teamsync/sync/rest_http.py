@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from teamsync.errors import AuthError, BackendError, ConfigError
+from teamsync import _git
+from teamsync.errors import AuthError, BackendError, ConfigError, ToolMissing
 from teamsync.output import printable
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import sanitize_url
@@ -88,21 +89,14 @@ def normalize_remote(url: str) -> str:
 def repo_from_origin(cwd: Path) -> str:
     """The repository id of the project at ``cwd`` (its ``origin`` remote)."""
     try:
-        proc = subprocess.run(
-            ["git", "config", "--get", "remote.origin.url"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
+        result = _git.run(["config", "--get", "remote.origin.url"], cwd=cwd, timeout=10)
+    except (ToolMissing, subprocess.SubprocessError) as exc:
         raise ConfigError("cannot run git to find `origin`; pass --repo OWNER/NAME") from exc
-    if proc.returncode != 0 or not proc.stdout.strip():
+    if not result.ok or not result.text():
         raise ConfigError(
             f"{cwd} has no `origin` remote; pass --repo OWNER/NAME to `teamsync init --rest`"
         )
-    return normalize_remote(proc.stdout)
+    return normalize_remote(result.text())
 
 
 def backoff(attempt: int, rand: Callable[[], float] = random.random) -> float:
