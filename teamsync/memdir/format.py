@@ -356,7 +356,7 @@ def _represent_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.Scalar
 _Dumper.add_representer(datetime, _represent_datetime)
 
 
-def _dump(data: Mapping[str, Any]) -> str:
+def dump_frontmatter(data: Mapping[str, Any]) -> str:
     """YAML for ``data``; escapes non-ASCII when PyYAML would not read its own output back."""
     options: dict[str, Any] = {"Dumper": _Dumper, "sort_keys": False, "width": 2**16}
     dumped = yaml.dump(dict(data), allow_unicode=True, **options)
@@ -379,7 +379,7 @@ def render_memory(m: Memory) -> str:
             pass
     if not data:
         return "---\n---\n" + m.body if _OPEN.match(m.body) else m.body
-    return f"---\n{_dump(data)}---\n{m.body}"
+    return f"---\n{dump_frontmatter(data)}---\n{m.body}"
 
 
 LEGACY_MESSAGE = (
