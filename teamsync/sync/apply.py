@@ -264,14 +264,19 @@ class Applier:
             )
 
     def fix_index(self, writes: Sequence[LocalWrite], local: Mapping[str, str]) -> bool:
-        """Regenerate ``MEMORY.md`` when this round changed the set of files or the index."""
+        """Fix ``MEMORY.md``'s owned entries when this round changed the files or the index.
+
+        Lossless: only entries for new files are added and dead ones removed
+        (:func:`teamsync.sync.local.fix_index`); a backup goes to the state dir.
+        """
         created = {w.key for w in writes if w.touch and w.text is not None and w.key not in local}
         deleted = {w.key for w in writes if w.kind == "delete"}
         if not (created or deleted or any(w.key == INDEX_NAME and w.touch for w in writes)):
             return False
         keys = (set(local) | created) - deleted
+        backups = None if self.freshness_dir is None else self.freshness_dir / "index-backups"
         try:
-            changed = fix_index(self.team, keys)
+            changed = fix_index(self.team, keys, backups)
         except TeamsyncError as exc:
             self.reject(INDEX_NAME, f"index not regenerated: {gate_reason(exc)}")
             return False
