@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from teamsync._version import __version__
 from teamsync.errors import ServerError, UsageError
@@ -37,6 +38,7 @@ from teamsync.server.checks import Refusal, check_put, write_reply
 from teamsync.server.limits import (
     HISTORY_PAGE,
     MAX_HISTORY_PAGE,
+    BodyTimeout,
     BodyTooLarge,
     ServerConfig,
     error_body,
@@ -53,6 +55,8 @@ PATH = "/api/claude_code/team_memory"
 EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
 CAPS_HEADER = "X-Teamsync-Extensions"
 BATCH_BYTES = 200_000
+MAX_NUMBER_DIGITS = 100
+"""Longest JSON integer a PUT body may hold (no field is a number; Python's own cap is 4,300)."""
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
 _NO_TELEMETRY: Any = {
     "tracing": False,
@@ -259,7 +263,7 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         PATH,
         response_model=models.PutResult,
         openapi_extra=extra,
-        responses=models.errors(400, 401, 403, 409, 412, 413, 422, 503),
+        responses=models.errors(400, 401, 403, 408, 409, 412, 413, 422, 503),
     )
     async def put_memory(
         request: Request,
@@ -281,6 +285,14 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         except BodyTooLarge as exc:
             msg = f"request body over {exc.limit} bytes; send smaller batches"
             return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
+        except BodyTimeout as exc:
+            log.warning("PUT repo=%s token=%s: %s; connection closed", norm, auth.id, exc)
+            resp = _err(408, "team_memory_request_timeout", f"{exc}; send the body faster")
+            resp.headers["Connection"] = "close"
+            return resp
+        except ClientDisconnect:
+            log.info("PUT repo=%s token=%s: client disconnected during the body", norm, auth.id)
+            return Response(status_code=400)
         body = _parse_body(raw)
         if isinstance(body, Refusal):
             return JSONResponse(body.body, status_code=body.status)
@@ -332,10 +344,29 @@ def _write(
     return JSONResponse(reply.body, status_code=reply.status, headers=headers)
 
 
+class _BadNumber(ValueError):
+    pass
+
+
+def _number(text: str) -> int:
+    """JSON integers: no PUT field is a number, so only short ones are even parsed."""
+    if len(text) > MAX_NUMBER_DIGITS:
+        raise _BadNumber(text[:0])
+    return int(text)
+
+
+def _constant(_: str) -> float:
+    raise _BadNumber("NaN and Infinity are not JSON")
+
+
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:
+    """The PUT body as a model; every malformed byte, number or nesting is a 400, never a 500."""
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        data = json.loads(raw, parse_int=_number, parse_constant=_constant)
+    except _BadNumber:
+        msg = f"body holds a number that is not finite or over {MAX_NUMBER_DIGITS} digits"
+        return Refusal(400, error_body("team_memory_invalid_body", msg))
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, int limits
         return Refusal(400, error_body("team_memory_invalid_body", "body is not UTF-8 JSON"))
     try:
         return models.PutBody.model_validate(data)

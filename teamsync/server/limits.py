@@ -78,6 +78,14 @@ def parse_etags(header: str | None) -> list[str]:
     return tags
 
 
+class BodyTimeout(Exception):
+    """The request body did not arrive in time (raised by ``runtime.Guard``'s receive)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"request body not received within {seconds:.0f} s")
+        self.seconds = seconds
+
+
 class BodyTooLarge(Exception):
     def __init__(self, limit: int) -> None:
         super().__init__(f"request body over {limit} bytes")

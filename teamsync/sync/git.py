@@ -30,7 +30,7 @@ from pathlib import Path
 from teamsync.config import Settings
 from teamsync.errors import BackendError, MemoryFormatError
 from teamsync.memdir.format import decode_memory
-from teamsync.security.keys import find_collisions
+from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted, sanitize_url
@@ -116,10 +116,10 @@ class GitBackend:
                 rejected[key] = value[1:]
             else:
                 sums[key] = value
-        for group in find_collisions(sums) if sums.keys() - known.keys() else ():
-            for key in group:
-                rejected[key] = "differs only by case or Unicode form from another remote key"
-                sums.pop(key, None)
+        clashes = key_clashes(sums) if sums.keys() - known.keys() else {}
+        for key, reason in clashes.items():
+            rejected[key] = reason
+            sums.pop(key, None)
         return Vetted({k: usable[k] for k in sums}, sums, rejected)
 
     def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
