@@ -30,7 +30,7 @@ from pathlib import Path
 from teamsync.config import Settings
 from teamsync.errors import BackendError, MemoryFormatError
 from teamsync.memdir.format import decode_memory
-from teamsync.security.keys import key_clashes
+from teamsync.security.keys import clashes_with, key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted, sanitize_url
@@ -69,6 +69,7 @@ class GitBackend:
         self._sums: dict[str, str] = {}
         self._blobs: dict[str, bytes] = {}
         self._head: str | None = None
+        self._refused: set[str] = set()
 
     # -- Backend ----------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -84,6 +85,7 @@ class GitBackend:
                 self._git.save_vetted(self._head, cached)
             vetted = cached
         self._listing, self._sums = vetted.shas, vetted.sums
+        self._refused = set(vetted.rejected)
         times = _CommitTimes(self._git, self._head)
         return Snapshot(self._head, dict(vetted.sums), times, dict(vetted.rejected))
 
@@ -145,6 +147,7 @@ class GitBackend:
         ]
         if moved:
             return PreconditionFailed(moved)
+        self._refuse_clashes(changes)
         commit = self._builder.commit(self._head, changes.upserts, changes.deletes, changes.message)
         if commit == self._head:
             return Applied(self._head, {})
@@ -166,6 +169,24 @@ class GitBackend:
             self._lock_fd = None
 
     # -- helpers ----------------------------------------------------------------
+    def _refuse_clashes(self, changes: ChangeSet) -> None:
+        """The branch never gets two keys one file system cannot hold side by side.
+
+        New keys are checked against every path on the branch (refused ones too)
+        after the change's own deletes, so a case-only rename passes.
+        """
+        new = [key for key in changes.upserts if key not in self._listing]
+        if not new:
+            return
+        after = (self._listing.keys() | self._refused) - set(changes.deletes)
+        pairs = clashes_with(new, after | set(changes.upserts))
+        if pairs:
+            named = ", ".join(f"{a!r} with {b!r}" for a, b in pairs[:10])
+            raise BackendError(
+                f"push refused: {named} differ only by case or Unicode form, or one "
+                "is the other's folder; rename one of them and sync again"
+            )
+
     def _current(self, key: str) -> str | None:
         return self._sums.get(key)
 
