@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -359,10 +360,17 @@ def _constant(_: str) -> float:
     raise _BadNumber("NaN and Infinity are not JSON")
 
 
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 overflows to inf
+        raise _BadNumber(text[:0])
+    return value
+
+
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:
     """The PUT body as a model; every malformed byte, number or nesting is a 400, never a 500."""
     try:
-        data = json.loads(raw, parse_int=_number, parse_constant=_constant)
+        data = json.loads(raw, parse_int=_number, parse_float=_float, parse_constant=_constant)
     except _BadNumber:
         msg = f"body holds a number that is not finite or over {MAX_NUMBER_DIGITS} digits"
         return Refusal(400, error_body("team_memory_invalid_body", msg))

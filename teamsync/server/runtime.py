@@ -20,6 +20,7 @@ module adds what is missing around uvicorn's own settings:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import resource
@@ -79,7 +80,8 @@ class Limits:
     """Open connections at most; more are closed at accept, and while this many are
     open a request gets 503 (uvicorn ``limit_concurrency``)."""
     max_header_bytes: int = 64 * 1024
-    """Request line plus headers (h11 ``max_incomplete_event_size``); more gets 400."""
+    """Request line plus headers: an incomplete head over this gets 400 from h11
+    (``max_incomplete_event_size``), a complete one 431."""
 
 
 def redact_target(target: str) -> str:
@@ -123,6 +125,12 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        head = sum(len(name) + len(value) + 4 for name, value in scope.get("headers", ()))
+        if head > self.limits.max_header_bytes:
+            await _send_error(
+                send, 431, "team_memory_headers_too_large", "request headers too large"
+            )
+            return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.limits.body_timeout
         body_done = False
@@ -156,23 +164,22 @@ class Guard:
                 self.limits.body_timeout,
             )
             if not started:
-                await _send_408(send, self.limits.body_timeout)
+                why = f"request body not received within {self.limits.body_timeout:.0f} s"
+                await _send_error(send, 408, "team_memory_request_timeout", why)
         except Exception as exc:
             if type(exc).__name__ != "ClientDisconnect" and not isinstance(exc, OSError):
                 raise
             log.info("%s %s: client disconnected", scope.get("method"), scope.get("path"))
 
 
-async def _send_408(send: Send, timeout: float) -> None:
-    message = f"request body not received within {timeout:.0f} s"
-    error = {"message": message, "details": {"error_code": "team_memory_request_timeout"}}
-    body = json.dumps({"error": error}).encode()
+async def _send_error(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"message": message, "details": {"error_code": code}}}).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
         (b"connection", b"close"),
     ]
-    await send({"type": "http.response.start", "status": 408, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -230,9 +237,13 @@ def uvicorn_config(
 ) -> Any:
     """A ``uvicorn.Config`` serving ``app`` within ``limits`` (the access log redacted)."""
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
+    log_config = copy.deepcopy(LOGGING_CONFIG)
+    log_config["loggers"]["teamsync"] = {"handlers": ["default"], "level": "INFO"}
     config = uvicorn.Config(
         Guard(app, limits),
+        log_config=log_config,
         http=protocol_class(limits),
         timeout_keep_alive=int(max(1, limits.keep_alive)),
         limit_concurrency=limits.max_connections,
