@@ -229,8 +229,13 @@ def _git_alias_problem(key: str) -> str | None:
     for seg in key.split("/"):
         if len(seg) > 64:  # '.git' with any alias suffix is short; longer ones fail elsewhere
             continue
-        name = _IGNORABLE.sub("", seg).split(":", 1)[0].rstrip(". ")
-        folded = fold_key(name)
+        if seg.isascii():
+            folded = seg.lower()
+            if "git" not in folded:
+                continue
+            folded = folded.split(":", 1)[0].rstrip(". ")
+        else:
+            folded = fold_key(_IGNORABLE.sub("", seg).split(":", 1)[0].rstrip(". "))
         if folded == ".git":
             return "reserved name '.git'"
         if _NTFS_SHORT_GIT.fullmatch(folded):
