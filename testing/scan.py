@@ -335,10 +335,14 @@ RULE_NEGATIVES: dict[str, list[str]] = {
 
 def git(cwd: object, *args: str, stdin: bytes | None = None) -> str:
     """Run git in ``cwd`` (tests only); return stdout text."""
-    import subprocess
+    import os
 
-    proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=True)
-    return proc.stdout.decode()
+    from teamsync import _git as gitrun
+
+    result = gitrun.run(args, cwd=str(cwd), env=os.environ, stdin=stdin)
+    if not result.ok:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout.decode()
 
 
 def fake_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -170,7 +170,8 @@ def run_dream(
     claude: Claude | None = None,
 ) -> int:
     """Consolidate the memories; 1 when the plan was refused."""
-    from teamsync.recall.dream import PlanRefused, dream
+    from teamsync.errors import PlanRefused
+    from teamsync.recall.dream import dream
 
     try:
         result = dream(settings, force=force, dry_run=dry_run, claude=claude, model=model)

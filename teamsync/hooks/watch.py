@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from teamsync.errors import AuthError, ConfigError
+from teamsync.limits import TEMP_PREFIX
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ class Watcher:
 # -- the loop -----------------------------------------------------------------------------
 
 _EVENT_TYPES = frozenset({"created", "deleted", "modified", "moved", "closed"})
-TEMP_MARKER = ".teamsync-tmp-"
+TEMP_MARKER = TEMP_PREFIX
 
 
 def tree_snapshot(root: Path) -> Hashable:

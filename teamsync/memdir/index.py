@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from teamsync.errors import MemoryFormatError
+from teamsync.limits import MAX_INDEX_BYTES as MAX_INDEX_BYTES
+from teamsync.limits import MAX_INDEX_LINES as MAX_INDEX_LINES
 from teamsync.memdir.format import MEMORY_TYPES, Memory
 
-MAX_INDEX_LINES = 200
-MAX_INDEX_BYTES = 25_000
 MAX_ENTRY_CHARS = 150
 """Generated lines stay under this; ``check`` reports hand-written lines over LONG_LINE_CHARS."""
 LONG_LINE_CHARS = 200

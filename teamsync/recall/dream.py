@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from teamsync.config import Settings
-from teamsync.errors import ConfigError, LLMError, SecretFound, TeamsyncError
+from teamsync.errors import ConfigError, LLMError, PlanRefused, SecretFound, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME, MEMORY_TYPES
 from teamsync.memdir.paths import memory_dir
 from teamsync.recall import llm, lock, state
@@ -83,10 +83,6 @@ Be conservative: an empty plan is fine. Every deletion needs a specific reason (
 into team/x.md"). Never delete more than a quarter of the memories. Written content must be a \
 complete memory file with frontmatter. Never include credentials. Do not touch MEMORY.md.
 Answer with the JSON plan only."""
-
-
-class PlanRefused(TeamsyncError):
-    """The consolidation plan broke a guard rail; nothing was changed."""
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from teamsync.limits import INDEX_NAME, MAX_MEMORY_BYTES, TEMP_PREFIX
 from teamsync.recall.synonyms import expand_terms
 from teamsync.recall.tokens import (
     augment,
@@ -40,10 +41,8 @@ from teamsync.recall.tokens import (
 )
 
 SCHEMA_VERSION = 4
-INDEX_NAME = "MEMORY.md"
-TEMP_PREFIX = ".teamsync-tmp-"
 COLUMN_WEIGHTS = (2.0, 3.0, 4.0, 1.0)  # path words, name, description, body
-MAX_FILE_BYTES = 250_000
+MAX_FILE_BYTES = MAX_MEMORY_BYTES
 MAX_QUERY_TERMS = 48
 EXPANSION_WEIGHT = 0.4
 CANDIDATES = 200

@@ -7,7 +7,7 @@ through :class:`~teamsync.security.fs.SafeDir`). Before any byte is written:
 1. the key is validated (:func:`teamsync.security.keys.validate_key`) and, for
    memory writes, must name a ``*.md`` file;
 2. the content must be valid Unicode and at most
-   :data:`teamsync.memdir.format.MAX_MEMORY_BYTES` UTF-8 bytes;
+   :data:`teamsync.limits.MAX_MEMORY_BYTES` UTF-8 bytes;
 3. the *whole* resulting content is scanned for secrets
    (:func:`teamsync.security.secrets.scan_text`), not just the edited fragment.
 
@@ -19,7 +19,7 @@ Failures raise :class:`~teamsync.errors.KeyRejected`,
 from __future__ import annotations
 
 from teamsync.errors import KeyRejected, MemoryFormatError, SecretFound
-from teamsync.memdir.format import MAX_MEMORY_BYTES
+from teamsync.limits import MAX_MEMORY_BYTES
 from teamsync.security.fs import SafeDir
 from teamsync.security.keys import is_memory_key, validate_key
 

@@ -57,6 +57,7 @@ from typing import Final
 from urllib.parse import unquote_to_bytes
 
 from teamsync.errors import KeyRejected
+from teamsync.limits import TEMP_PREFIX as TEMP_PREFIX
 
 MAX_KEY_LENGTH: Final = 1024
 """Maximum UTF-8 bytes in a key (macOS PATH_MAX)."""
@@ -66,7 +67,6 @@ MAX_DEPTH: Final = 32
 """Maximum number of segments in a key."""
 MAX_DECODE_ROUNDS: Final = 4
 """URL-decoding rounds before a still-changing key is refused as nested too deeply."""
-TEMP_PREFIX: Final = ".teamsync-tmp-"
 """Prefix of teamsync's own temporary files; no key may use it."""
 
 _BAD_CHAR = re.compile(

@@ -34,6 +34,7 @@ from starlette.requests import ClientDisconnect
 
 from teamsync._version import __version__
 from teamsync.errors import ServerError, UsageError
+from teamsync.limits import BATCH_BYTES
 from teamsync.server import models
 from teamsync.server.checks import Refusal, check_put, write_reply
 from teamsync.server.limits import (
@@ -50,12 +51,10 @@ from teamsync.server.limits import (
 )
 from teamsync.server.storage import Storage, TokenRecord, WriteRequest, open_storage
 from teamsync.server.tokens import verify_token
+from teamsync.wire import CAPS_HEADER, PATH
 
 log = logging.getLogger("teamsync.server")
-PATH = "/api/claude_code/team_memory"
 EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
-CAPS_HEADER = "X-Teamsync-Extensions"
-BATCH_BYTES = 200_000
 MAX_NUMBER_DIGITS = 100
 """Longest JSON integer a PUT body may hold (no field is a number; Python's own cap is 4,300)."""
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")

@@ -36,7 +36,7 @@ from teamsync.server.storage import (
     WriteRequest,
     store_checksum,
 )
-from teamsync.sync.base import checksum
+from teamsync.wire import checksum
 
 Row = tuple[Any, ...]
 

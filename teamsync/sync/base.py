@@ -10,15 +10,11 @@ wire format computes it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-
-def checksum(content: str) -> str:
-    """The wire checksum of one entry: ``sha256:<hex of UTF-8 bytes>``."""
-    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+from teamsync.wire import checksum as checksum  # re-exported: the engine plans on these
 
 
 @dataclass(frozen=True)

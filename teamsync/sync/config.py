@@ -12,7 +12,9 @@ from typing import Any
 
 import yaml
 
+from teamsync._files import write_atomic
 from teamsync.errors import ConfigError
+from teamsync.limits import DEFAULT_BRANCH
 
 CONFIG_NAME = "teamsync.yaml"
 CONFIG_VERSION = 1
@@ -24,7 +26,7 @@ class SyncConfig:
     """``git`` or ``rest``."""
     url: str
     """Git remote URL/path, or the REST server's base URL."""
-    branch: str = "teamsync/memory"
+    branch: str = DEFAULT_BRANCH
     """Git backend: the branch that holds the memory files."""
     repo: str | None = None
     """REST backend: ``owner/name``; None = derive from the project's ``origin``."""
@@ -69,7 +71,5 @@ def load_config(memdir: Path) -> SyncConfig:
 def save_config(memdir: Path, config: SyncConfig) -> Path:
     path = config_path(memdir)
     memdir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CONFIG_NAME}.tmp")
-    tmp.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, yaml.safe_dump(config.to_dict(), sort_keys=False), new_mode=0o644)
     return path

@@ -21,14 +21,15 @@ All git processes go through :mod:`teamsync.sync.gitcmd`; commits are written by
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from teamsync._lock import FileLock
 from teamsync.config import Settings
 from teamsync.errors import BackendError, MemoryFormatError
+from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.format import decode_memory
 from teamsync.security.keys import clashes_with, key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
@@ -38,7 +39,8 @@ from teamsync.sync.gittree import CommitBuilder
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 
-DEFAULT_BRANCH = "teamsync/memory"
+CACHE_LOCK_WAIT_S = 600.0
+"""How long a sync waits for another one using the same git cache, telling the user."""
 _MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)"}
 
 __all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config", "sanitize_url"]
@@ -56,12 +58,14 @@ class GitBackend:
         branch: str = DEFAULT_BRANCH,
         cache_dir: Path,
         environ: Mapping[str, str] | None = None,
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         self.url, self.branch = url, branch
         digest = hashlib.sha256(f"{url}\0{branch}".encode()).hexdigest()[:24]
         self.path = cache_dir / "git" / digest
         self._tracking = f"refs/remotes/origin/{branch}"
-        self._lock_fd = _lock(cache_dir / "git" / f"{digest}.lock")
+        self._lock = FileLock(cache_dir / "git" / f"{digest}.lock", "another teamsync sync")
+        self._lock.acquire(timeout=CACHE_LOCK_WAIT_S, on_wait=on_wait)
         self._git = GitRunner(self.path, environ)
         self._git.ensure_bare(url, branch)
         self._builder = CommitBuilder(self._git)
@@ -164,9 +168,7 @@ class GitBackend:
     def close(self) -> None:
         self._builder.close()
         self._git.close()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock.release()
 
     # -- helpers ----------------------------------------------------------------
     def _refuse_clashes(self, changes: ChangeSet) -> None:
@@ -215,18 +217,6 @@ def _blob_sum(data: bytes | None) -> str:
         return "!" + exc.message
 
 
-def _lock(path: Path) -> int | None:
-    """Hold an exclusive lock on the cache clone for this backend's lifetime."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as exc:
-        os.close(fd)
-        raise BackendError(f"cannot lock the git cache {path}: {exc.strerror}") from exc
-    return fd
-
-
 class _CommitTimes(Mapping[str, float]):
     """key -> commit time of the newest commit that touched it; computed on first use."""
 
@@ -256,4 +246,5 @@ def from_config(config: SyncConfig, settings: Settings) -> GitBackend:
         branch=config.branch or DEFAULT_BRANCH,
         cache_dir=settings.cache_dir,
         environ=settings.environ,
+        on_wait=lambda message: print(f"teamsync: {message}", file=sys.stderr, flush=True),
     )

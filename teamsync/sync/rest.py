@@ -31,16 +31,16 @@ import httpx2
 
 from teamsync.config import Settings
 from teamsync.errors import BackendError
+from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES
 from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 from teamsync.sync.rest_http import Http, error_details, error_message, load_token, repo_from_origin
+from teamsync.wire import PATH, normalize_repo
 
-PATH = "/api/claude_code/team_memory"
-BATCH_BYTES = 200_000
-MAX_ENTRIES = 5_000
+MAX_ENTRIES = DEFAULT_MAX_ENTRIES
 """Client-side cap on entries taken from a server (a hostile one may list millions)."""
 
 __all__ = ["RestBackend", "from_config"]
@@ -295,8 +295,6 @@ def _start(deletes: Sequence[str], cas: Mapping[str, str | None]) -> dict[str, A
 
 def from_config(config: SyncConfig, settings: Settings) -> RestBackend:
     """The factory :mod:`teamsync.commands.sync` calls (see ``BACKENDS``)."""
-    from teamsync.server.limits import normalize_repo
-
     token = load_token(config, settings.environ)
     repo = normalize_repo(config.repo) if config.repo else repo_from_origin(settings.cwd)
     return RestBackend(config, token, repo=repo, who=_who(settings))

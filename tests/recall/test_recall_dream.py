@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from teamsync._lock import FileLock
+from teamsync.errors import PlanRefused
 from teamsync.recall import lock, state
-from teamsync.recall.dream import PlanRefused, dream
+from teamsync.recall.dream import dream
 from testing.fake_anthropic import FakeAnthropic, json_answer, text
 from testing.recall import claude_for, memory, put, settings_for
 
@@ -188,51 +190,49 @@ def test_dry_run_validates_but_changes_nothing(memdir: Path) -> None:
 def test_a_live_lock_blocks_and_is_left_alone(memdir: Path) -> None:
     settings = settings_for(memdir)
     path = state.state_root(settings.state_dir, memdir) / "dream.lock"
-    path.parent.mkdir(parents=True)
-    path.write_text(f"{os.getpid()}\nother\n")
-    fake = FakeAnthropic([json_answer(merge_plan())])
-    with pytest.raises(lock.LockBusy, match=f"PID {os.getpid()}"):
-        dream(settings, force=True, claude=claude_for(fake))
-    assert path.read_text() == f"{os.getpid()}\nother\n" and fake.requests == []
+    holder = FileLock(path)
+    assert holder.try_acquire()
+    try:
+        fake = FakeAnthropic([json_answer(merge_plan())])
+        with pytest.raises(lock.LockBusy, match=f"PID {os.getpid()}"):
+            dream(settings, force=True, claude=claude_for(fake))
+        assert fake.requests == [] and holder.locked
+    finally:
+        holder.release()
 
 
-@pytest.mark.parametrize("kind", ["dead-pid", "too-old", "garbage"])
-def test_a_stale_lock_is_taken_over(memdir: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", ["dead-pid", "garbage"])
+def test_a_lock_file_left_by_a_dead_dream_does_not_block(memdir: Path, kind: str) -> None:
     settings = settings_for(memdir)
     path = state.state_root(settings.state_dir, memdir) / "dream.lock"
     path.parent.mkdir(parents=True)
-    path.write_text(
-        {"dead-pid": f"{dead_pid()}\nx\n", "too-old": f"{os.getpid()}\nx\n", "garbage": "???"}[kind]
-    )
-    if kind == "too-old":
-        old = time.time() - 61 * 60
-        os.utime(path, (old, old))
+    path.write_text({"dead-pid": f"{dead_pid()}\n", "garbage": "???"}[kind])
     result = dream(
         settings, force=True, claude=claude_for(FakeAnthropic([json_answer(merge_plan())]))
     )
     assert result.ran
-    assert not path.exists()  # released after the run
-    assert list(path.parent.glob("dream.lock.stale-*")) == []
 
 
-def test_takeover_puts_back_a_lock_someone_else_just_took(tmp_path: Path) -> None:
-    path = tmp_path / "dream.lock"
-    path.write_text(f"{os.getpid()}\nfresh\n")  # what is there now is live, not what we judged
-    assert lock._take_over(path, f"{dead_pid()}\nstale\n") is False
-    assert path.read_text() == f"{os.getpid()}\nfresh\n"
-    assert list(tmp_path.glob("dream.lock.stale-*")) == []
-
-
-def test_lock_is_exclusive_and_released_only_by_its_owner(tmp_path: Path) -> None:
-    path = tmp_path / "dream.lock"
-    nonce = lock.acquire(path)
-    assert path.read_text() == f"{os.getpid()}\n{nonce}\n"
-    with pytest.raises(lock.LockBusy):
-        lock.acquire(path)
-    lock.release(path, "not-the-owner")
-    assert path.exists()
-    lock.release(path, nonce)
-    assert not path.exists()
+def test_a_dream_killed_while_holding_the_lock_frees_it(memdir: Path, tmp_path: Path) -> None:
+    settings = settings_for(memdir)
+    path = state.state_root(settings.state_dir, memdir) / "dream.lock"
+    path.parent.mkdir(parents=True)
+    code = (
+        "import sys, time; from pathlib import Path; from teamsync._lock import FileLock\n"
+        "l = FileLock(Path(sys.argv[1])); assert l.try_acquire(); print('held', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"held\n"
+        with pytest.raises(lock.LockBusy, match=f"PID {child.pid}"):
+            with lock.held(path):
+                pass
+    finally:
+        child.kill()
+        child.wait()
+    with lock.held(path):  # SIGKILL released it: nothing to take over
+        pass
 
 
 @pytest.mark.parametrize("where", ["summary", "write reason", "deletion reason"])
