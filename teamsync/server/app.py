@@ -344,37 +344,37 @@ def _write(
     return JSONResponse(reply.body, status_code=reply.status, headers=headers)
 
 
-class _BadNumber(ValueError):
-    pass
-
-
-def _number(text: str) -> int:
-    """JSON integers: no PUT field is a number, so only short ones are even parsed."""
-    if len(text) > MAX_NUMBER_DIGITS:
-        raise _BadNumber(text[:0])
-    return int(text)
-
-
-def _constant(_: str) -> float:
-    raise _BadNumber("NaN and Infinity are not JSON")
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999 overflows to inf
-        raise _BadNumber(text[:0])
-    return value
-
-
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:
     """The PUT body as a model; every malformed byte, number or nesting is a 400, never a 500."""
+    bad_number: list[str] = []
+
+    def number(text: str) -> int:
+        # No PUT field is a number, so only short integers are even converted.
+        if len(text) > MAX_NUMBER_DIGITS:
+            bad_number.append(text[:0])
+            raise ValueError("integer too long")
+        return int(text)
+
+    def real(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):  # 1e999 overflows to inf
+            bad_number.append(text[:0])
+            raise ValueError("float overflows")
+        return value
+
+    def constant(text: str) -> float:
+        bad_number.append(text[:0])
+        raise ValueError("NaN and Infinity are not JSON")
+
     try:
-        data = json.loads(raw, parse_int=_number, parse_float=_float, parse_constant=_constant)
-    except _BadNumber:
-        msg = f"body holds a number that is not finite or over {MAX_NUMBER_DIGITS} digits"
-        return Refusal(400, error_body("team_memory_invalid_body", msg))
+        data = json.loads(raw, parse_int=number, parse_float=real, parse_constant=constant)
     except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, int limits
-        return Refusal(400, error_body("team_memory_invalid_body", "body is not UTF-8 JSON"))
+        msg = (
+            f"body holds a number that is not finite or over {MAX_NUMBER_DIGITS} digits"
+            if bad_number
+            else "body is not UTF-8 JSON"
+        )
+        return Refusal(400, error_body("team_memory_invalid_body", msg))
     try:
         return models.PutBody.model_validate(data)
     except ValidationError as exc:
