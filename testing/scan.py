@@ -173,6 +173,9 @@ PLANTS: dict[str, Maker] = {
         "db_pass" + "word: " + r(g, string.ascii_letters, 1) + r(g, ALNUM + "!#%&+=?^", 15)
     ),
     "generic-high-entropy": lambda g: 'session_token = "' + r(g, ALNUM, 40) + '"',
+    "teamsync-server-token": lambda g: (
+        "CI reads the memory with " + "ts" + "m_" + r(g, HEX, 12) + "_" + r(g, URLSAFE, 43)
+    ),
 }
 
 PLANT_RULES: dict[str, str] = {kind: kind for kind in PLANTS}
@@ -320,6 +323,12 @@ RULE_NEGATIVES: dict[str, list[str]] = {
         'session_token = "${SESSION_TOKEN}"',
         'session_token = "short"',
         'request_id = "' + "Ab1Cd2Ef3Gh4" * 3 + '"',
+    ],
+    "teamsync-server-token": [
+        "export TEAMSYNC_TOKEN=" + "ts" + "m_…",
+        "A token reads `" + "ts" + "m_<id>_<secret>`.",
+        "ts" + "m_" + "0" * 12 + "_" + "x" * 43,
+        "ts" + "m_" + "ABCDEF012345" + "_" + "Ab1-" * 10 + "Ab1",
     ],
 }
 

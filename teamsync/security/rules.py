@@ -138,7 +138,15 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 _B = r"(?![A-Za-z0-9_\-])"  # right boundary for token alphabets
 _ASSIGN = r"""["'\]]{0,2}\s*(?::=|=>|[:=])\s*["']?"""
 
+# teamsync's own server token (teamsync/server/tokens.py): tsm_<12 hex id>_<43 urlsafe>.
+TEAMSYNC_TOKEN_RULE = Rule(
+    "teamsync-server-token",
+    "teamsync server token",
+    _r(r"tsm_[0-9a-f]{12}_[A-Za-z0-9_\-]{43}" + _B),
+)
+
 RULES: tuple[Rule, ...] = (
+    TEAMSYNC_TOKEN_RULE,
     Rule(
         "aws-access-token",
         "AWS access key ID",

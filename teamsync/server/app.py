@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from teamsync._version import __version__
 from teamsync.errors import ServerError, UsageError
@@ -38,6 +40,7 @@ from teamsync.server.checks import Refusal, check_put, write_reply
 from teamsync.server.limits import (
     HISTORY_PAGE,
     MAX_HISTORY_PAGE,
+    BodyTimeout,
     BodyTooLarge,
     ServerConfig,
     error_body,
@@ -52,6 +55,8 @@ from teamsync.wire import CAPS_HEADER, PATH
 
 log = logging.getLogger("teamsync.server")
 EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
+MAX_NUMBER_DIGITS = 100
+"""Longest JSON integer a PUT body may hold (no field is a number; Python's own cap is 4,300)."""
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
 _NO_TELEMETRY: Any = {
     "tracing": False,
@@ -258,7 +263,7 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         PATH,
         response_model=models.PutResult,
         openapi_extra=extra,
-        responses=models.errors(400, 401, 403, 409, 412, 413, 422, 503),
+        responses=models.errors(400, 401, 403, 408, 409, 412, 413, 422, 503),
     )
     async def put_memory(
         request: Request,
@@ -280,6 +285,14 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         except BodyTooLarge as exc:
             msg = f"request body over {exc.limit} bytes; send smaller batches"
             return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
+        except BodyTimeout as exc:
+            log.warning("PUT repo=%s token=%s: %s; connection closed", norm, auth.id, exc)
+            resp = _err(408, "team_memory_request_timeout", f"{exc}; send the body faster")
+            resp.headers["Connection"] = "close"
+            return resp
+        except ClientDisconnect:
+            log.info("PUT repo=%s token=%s: client disconnected during the body", norm, auth.id)
+            return Response(status_code=400)
         body = _parse_body(raw)
         if isinstance(body, Refusal):
             return JSONResponse(body.body, status_code=body.status)
@@ -332,10 +345,36 @@ def _write(
 
 
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:
+    """The PUT body as a model; every malformed byte, number or nesting is a 400, never a 500."""
+    bad_number: list[str] = []
+
+    def number(text: str) -> int:
+        # No PUT field is a number, so only short integers are even converted.
+        if len(text) > MAX_NUMBER_DIGITS:
+            bad_number.append(text[:0])
+            raise ValueError("integer too long")
+        return int(text)
+
+    def real(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):  # 1e999 overflows to inf
+            bad_number.append(text[:0])
+            raise ValueError("float overflows")
+        return value
+
+    def constant(text: str) -> float:
+        bad_number.append(text[:0])
+        raise ValueError("NaN and Infinity are not JSON")
+
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return Refusal(400, error_body("team_memory_invalid_body", "body is not UTF-8 JSON"))
+        data = json.loads(raw, parse_int=number, parse_float=real, parse_constant=constant)
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, int limits
+        msg = (
+            f"body holds a number that is not finite or over {MAX_NUMBER_DIGITS} digits"
+            if bad_number
+            else "body is not UTF-8 JSON"
+        )
+        return Refusal(400, error_body("team_memory_invalid_body", msg))
     try:
         return models.PutBody.model_validate(data)
     except ValidationError as exc:

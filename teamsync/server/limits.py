@@ -36,6 +36,14 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+class BodyTimeout(Exception):
+    """The request body did not arrive in time (raised by ``runtime.Guard``'s receive)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"request body not received within {seconds:.0f} s")
+        self.seconds = seconds
+
+
 class BodyTooLarge(Exception):
     def __init__(self, limit: int) -> None:
         super().__init__(f"request body over {limit} bytes")

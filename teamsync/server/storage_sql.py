@@ -6,7 +6,12 @@ and applied against a state nobody else can change meanwhile:
 
 1. ``If-None-Match: *`` (create-only) and per-key ``baseChecksums`` (409);
 2. ``If-Match`` against the store checksum (412);
-3. case/NFKC collisions with live keys (422);
+3. clashes of new keys with live keys (422): equal after case/NFKC folding,
+   or a file whose name another key needs as a folder (``a.md``,
+   ``A.md/x.md``). Folding is recomputed from the keys (the ``folded`` column
+   is informational), so a change to :func:`~teamsync.security.keys.fold_key`
+   needs no migration. A key deleted in the same request frees its name, so a
+   case-only rename (delete ``Deploy.md``, upsert ``deploy.md``) passes;
 4. the entries cap counted after the merge (413);
 
 then upserts and tombstones are written, each with an append-only history row.
@@ -20,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from teamsync.security.keys import fold_key
+from teamsync.security.keys import clashes_with, fold_key
 from teamsync.server.storage import (
     Head,
     HistoryItem,
@@ -75,9 +80,7 @@ class Tx(Protocol):
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
 
 
-def check_request(
-    req: WriteRequest, live: Mapping[str, str], folded: Mapping[str, str], version: int
-) -> WriteRefused | None:
+def check_request(req: WriteRequest, live: Mapping[str, str], version: int) -> WriteRefused | None:
     """Every precondition of :class:`WriteRequest`, against the locked state."""
     if req.create_only and version > 0:
         return WriteRefused("precondition")
@@ -88,14 +91,11 @@ def check_request(
     if req.if_match is not None and req.if_match != store_checksum(live):
         return WriteRefused("precondition")
     deletes = set(req.deletes) - set(req.upserts)
-    pairs: list[str] = []
-    for key in sorted(req.upserts):
-        other = folded.get(fold_key(key))
-        if other is not None and other != key and other not in deletes:
-            pairs += [key, other]
+    after = (set(live) - deletes) | set(req.upserts)
+    new = [key for key in req.upserts if key not in live]
+    pairs = clashes_with(new, after) if new else []
     if pairs:
-        return WriteRefused("collision", keys=tuple(pairs))
-    after = (set(live) | set(req.upserts)) - deletes
+        return WriteRefused("collision", keys=tuple(k for pair in pairs for k in pair))
     if len(after) > req.max_entries and len(after) > len(live):
         return WriteRefused(
             "too_many_entries", max_entries=req.max_entries, received_entries=len(after)
@@ -160,11 +160,11 @@ class SqlStorage(abc.ABC):
         with self._tx(write=True) as tx:
             repo_id, version, updated = self._lock_repo(tx, repo)
             rows = tx.q(
-                "SELECT key, checksum, folded FROM ts_entries WHERE repo_id = ? AND deleted = 0",
+                "SELECT key, checksum FROM ts_entries WHERE repo_id = ? AND deleted = 0",
                 (repo_id,),
             )
             live = {r[0]: r[1] for r in rows}
-            refused = check_request(request, live, {r[2]: r[0] for r in rows}, int(version))
+            refused = check_request(request, live, int(version))
             if refused is not None:
                 return refused
             changed = _apply(tx, repo_id, request, live, now)

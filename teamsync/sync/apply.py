@@ -19,6 +19,7 @@ from teamsync.memdir.format import INDEX_NAME
 from teamsync.memdir.freshness import record_change
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import guard_write
+from teamsync.security.keys import clashes_with, fold_key
 from teamsync.sync.base import Applied, ChangeSet, checksum
 from teamsync.sync.local import fix_index, read_memory
 from teamsync.sync.merge import merge3, union_lines
@@ -29,6 +30,7 @@ from teamsync.sync.plan import (
     FORGET,
     MERGE,
     PULL,
+    PUSH,
     Step,
     conflict_name,
     is_conflict_copy_of,
@@ -77,6 +79,30 @@ class Applier:
                 )
         return [s for s in steps if s.action in (ADOPT, FORGET)]
 
+    def hold_clashes(self, steps: list[Step], remote_keys: Iterable[str]) -> list[Step]:
+        """Hold back pushes of keys the remote cannot hold beside the keys it has.
+
+        A key new to the remote that folds like a remote key, or whose name a
+        remote key needs as a folder (or the reverse), is held with the reason;
+        a key deleted in the same push frees its name (a case-only rename).
+        """
+        new = {s.key for s in steps if s.action == PUSH and s.remote is None}
+        if not new:
+            return steps
+        gone = {s.key for s in steps if s.action == DELETE_REMOTE}
+        after = (set(remote_keys) - gone) | {s.key for s in steps if s.action == PUSH}
+        held: dict[str, str] = {}
+        for key, other in clashes_with(new, after):
+            held.setdefault(key, other)
+        for key, other in sorted(held.items()):
+            why = (
+                "collides with"
+                if fold_key(key) == fold_key(other)
+                else "clashes (file/folder) with"
+            )
+            self.reject(key, f"not pushed: {why} {other!r} on the remote; rename one", held=True)
+        return [s for s in steps if s.key not in held]
+
     # -- incoming -------------------------------------------------------------------
     def _local_text(self, key: str, expect: str | None) -> str | None:
         """The local text when it still has checksum ``expect`` (else None: skip this round)."""
@@ -112,6 +138,7 @@ class Applier:
     ) -> list[LocalWrite]:
         writes: list[LocalWrite] = []
         taken = set(local) | set(remote_keys)
+        steps = self._refuse_clashing_arrivals(steps, local)
         for s in steps:
             if s.action == FORGET:
                 writes.append(LocalWrite(s.key, FORGET))
@@ -131,6 +158,25 @@ class Applier:
                 else:
                     writes.extend(self._merge(s, remote, when, local, taken))
         return writes
+
+    def _refuse_clashing_arrivals(
+        self, steps: Sequence[Step], local: Mapping[str, str]
+    ) -> Sequence[Step]:
+        """Do not pull a key that cannot live beside a local file that stays.
+
+        ``deploy.md`` arriving while ``Deploy.md`` is deleted in the same round
+        is a case-only rename and goes ahead (the delete is applied first).
+        """
+        arriving = {s.key for s in steps if s.action == PULL and s.local is None}
+        if not arriving:
+            return steps
+        leaving = {s.key for s in steps if s.action == DELETE_LOCAL}
+        refused: dict[str, str] = {}
+        for key, other in clashes_with(arriving, (set(local) - leaving) | arriving):
+            refused.setdefault(key, other)
+        for key, other in sorted(refused.items()):
+            self.reject(key, f"remote version not written: it clashes with local {other!r}")
+        return [s for s in steps if s.key not in refused]
 
     def _merge(
         self,
@@ -178,17 +224,24 @@ class Applier:
 
         Writes within a batch run on a small thread pool (each one is its own
         temp + fsync + rename, so fsync latencies overlap); conflict copies are
-        written before the remote version takes their key's name.
+        written before the remote version takes their key's name, and deletes
+        before any new file (a case-only rename on a case-insensitive disk).
         Returns True when the writes created local changes to push (merges, copies).
         """
         more = False
+        # Deletes before creations, across batches too: on a case-insensitive file
+        # system, deleting 'Deploy.md' after writing 'deploy.md' deletes the new file.
+        writes = sorted(writes, key=lambda w: (w.kind != "copy", w.kind != "delete"))
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for start in range(0, len(writes), BATCH):
                 batch = writes[start : start + BATCH]
-                copies = [w for w in batch if w.kind == "copy"]
-                ordered = copies + [w for w in batch if w.kind != "copy"]
-                results = list(pool.map(self._apply_one, copies))  # copies first, then the rest
-                results += pool.map(self._apply_one, ordered[len(copies) :])
+                # three phases: conflict copies, then deletes, then the rest
+                phases = [[w for w in batch if w.kind == "copy"], [], []]
+                for w in batch:
+                    if w.kind != "copy":
+                        phases[1 if w.kind == "delete" else 2].append(w)
+                ordered = [w for phase in phases for w in phase]
+                results = [r for phase in phases for r in list(pool.map(self._apply_one, phase))]
                 done: list[tuple[LocalWrite, FileStat | None]] = []
                 for w, (ok, problem, st) in zip(ordered, results, strict=True):
                     if ok:

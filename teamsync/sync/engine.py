@@ -94,7 +94,9 @@ def _round(
         if s.action in allowed
     ]
     incoming = [s for s in steps if s.action in INCOMING]
-    outgoing = [s for s in steps if s.action in OUTGOING]
+    outgoing = applier.hold_clashes(
+        [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
+    )
     if mode == "push":
         incoming = applier.hold_merges(incoming)
     texts = backend.fetch([s.key for s in incoming if s.action in (PULL, MERGE)])

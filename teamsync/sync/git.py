@@ -28,10 +28,10 @@ from pathlib import Path
 
 from teamsync._lock import FileLock
 from teamsync.config import Settings
-from teamsync.errors import MemoryFormatError
+from teamsync.errors import BackendError, MemoryFormatError
 from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.format import decode_memory
-from teamsync.security.keys import find_collisions
+from teamsync.security.keys import clashes_with, key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted, sanitize_url
@@ -73,6 +73,7 @@ class GitBackend:
         self._sums: dict[str, str] = {}
         self._blobs: dict[str, bytes] = {}
         self._head: str | None = None
+        self._refused: set[str] = set()
 
     # -- Backend ----------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -88,6 +89,7 @@ class GitBackend:
                 self._git.save_vetted(self._head, cached)
             vetted = cached
         self._listing, self._sums = vetted.shas, vetted.sums
+        self._refused = set(vetted.rejected)
         times = _CommitTimes(self._git, self._head)
         return Snapshot(self._head, dict(vetted.sums), times, dict(vetted.rejected))
 
@@ -120,10 +122,10 @@ class GitBackend:
                 rejected[key] = value[1:]
             else:
                 sums[key] = value
-        for group in find_collisions(sums) if sums.keys() - known.keys() else ():
-            for key in group:
-                rejected[key] = "differs only by case or Unicode form from another remote key"
-                sums.pop(key, None)
+        clashes = key_clashes(sums) if sums.keys() - known.keys() else {}
+        for key, reason in clashes.items():
+            rejected[key] = reason
+            sums.pop(key, None)
         return Vetted({k: usable[k] for k in sums}, sums, rejected)
 
     def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
@@ -149,6 +151,7 @@ class GitBackend:
         ]
         if moved:
             return PreconditionFailed(moved)
+        self._refuse_clashes(changes)
         commit = self._builder.commit(self._head, changes.upserts, changes.deletes, changes.message)
         if commit == self._head:
             return Applied(self._head, {})
@@ -168,6 +171,24 @@ class GitBackend:
         self._lock.release()
 
     # -- helpers ----------------------------------------------------------------
+    def _refuse_clashes(self, changes: ChangeSet) -> None:
+        """The branch never gets two keys one file system cannot hold side by side.
+
+        New keys are checked against every path on the branch (refused ones too)
+        after the change's own deletes, so a case-only rename passes.
+        """
+        new = [key for key in changes.upserts if key not in self._listing]
+        if not new:
+            return
+        after = (self._listing.keys() | self._refused) - set(changes.deletes)
+        pairs = clashes_with(new, after | set(changes.upserts))
+        if pairs:
+            named = ", ".join(f"{a!r} with {b!r}" for a, b in pairs[:10])
+            raise BackendError(
+                f"push refused: {named} differ only by case or Unicode form, or one "
+                "is the other's folder; rename one of them and sync again"
+            )
+
     def _current(self, key: str) -> str | None:
         return self._sums.get(key)
 

@@ -21,7 +21,7 @@ from teamsync.memdir.indexfix import fix_index_text, resolve
 from teamsync.memdir.lint import backup_index
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import safe_write
-from teamsync.security.keys import find_collisions, is_memory_key, key_problem
+from teamsync.security.keys import is_memory_key, key_clashes, key_problem
 from teamsync.sync.base import checksum
 from teamsync.sync.state import BaseStore, FileStat
 
@@ -134,11 +134,9 @@ def _reason(exc: BaseException) -> str:
 
 
 def _reject_collisions(tree: LocalTree) -> None:
-    for group in find_collisions(tree.checksums):
-        for key in group:
-            others = ", ".join(k for k in group if k != key)
-            tree.rejected[key] = f"differs only by case or Unicode form from {others}"
-            tree.checksums.pop(key, None)
+    for key, reason in key_clashes(tree.checksums).items():
+        tree.rejected[key] = reason
+        tree.checksums.pop(key, None)
 
 
 def index_is_consistent(index_text: str, keys: Iterable[str]) -> bool:

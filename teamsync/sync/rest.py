@@ -3,7 +3,8 @@
 - :meth:`RestBackend.snapshot` sends one conditional GET (``If-None-Match``
   with the cached ETag: a no-change sync costs a 304) of the full view and
   validates every entry before the engine sees it: key, ``*.md``, size,
-  UTF-8, the checksum the server claims, case/NFKC collisions, the entry cap.
+  UTF-8, the checksum the server claims, case/NFKC collisions and file/folder
+  clashes (``a.md`` beside ``A.md/x.md``), the entry cap.
   Refused entries land in :attr:`Snapshot.rejected` with a reason; the rest
   are kept. :meth:`fetch` serves texts from that same response, so what the
   engine merges is exactly the version it planned against.
@@ -31,7 +32,7 @@ import httpx2
 from teamsync.config import Settings
 from teamsync.errors import BackendError
 from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES
-from teamsync.security.keys import find_collisions
+from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.local import file_problem
@@ -230,11 +231,9 @@ def _validate(
                 texts[key] = text
             else:
                 rejected[key] = rejected_reason
-    for group in find_collisions(texts):
-        for key in group:
-            others = ", ".join(repr(k) for k in group if k != key)
-            rejected[key] = f"collides with {others} (differ only by case or Unicode form)"
-            texts.pop(key, None)
+    for key, reason in key_clashes(texts).items():
+        rejected[key] = reason
+        texts.pop(key, None)
     return texts, rejected
 
 
