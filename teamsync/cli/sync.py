@@ -218,3 +218,23 @@ def sync(
 ) -> None:
     """Pull, merge and push in one go. Exit 1 on conflicts, refused entries or a guard's stop."""
     _run(app, "sync", dry_run, yes=yes, restore_remote=restore_remote, accept_remote=accept_remote)
+
+
+@click.command()
+@click.argument("key", required=False)
+@click.option("--list", "list_", is_flag=True, help="List what can be restored, newest first.")
+@click.option(
+    "--force", is_flag=True, help="Replace a different current file (its content is kept)."
+)
+@pass_app
+def restore(app: AppContext, key: str | None, list_: bool, force: bool) -> None:
+    """Bring back a memory a sync deleted or replaced on this machine (works offline).
+
+    KEY is the path inside team/, e.g. `notes/plan.md`. The next `teamsync sync`
+    shares it again.
+    """
+    from teamsync.commands.restore import run_restore
+
+    if list_ == (key is not None):
+        raise click.UsageError("give a KEY to restore, or --list to see what can be restored")
+    finish(run_restore(app.settings, app.output, key, force=force))

@@ -175,9 +175,9 @@ def _print(output: Output, report: SyncReport) -> None:
         return printable(f"team/{key}")  # keys may come from a hostile remote
 
     if report.stop is not None:
-        output.error(("sync would stop: " if report.dry_run else "stopped: ") + report.stop.message)
-        for way in report.stop.way_forward:
-            output.info(f"  way forward: {way}")
+        ways = "".join(f"\n  way forward: {way}" for way in report.stop.way_forward)
+        head = "sync would stop: " if report.dry_run else "stopped: "
+        output.error(head + report.stop.message + ways)
     elif report.mode == "status":
         blocks = (
             _lines("Local changes to push", report.pushed + report.remote_deleted)

@@ -66,7 +66,7 @@ class Stop:
 
 def lost_history(
     mark: RemoteMark | None,
-    base: Collection[str],
+    base: Mapping[str, str],
     snap: Snapshot,
     descends: Callable[[str], bool | None] | None,
     where: str,
@@ -87,13 +87,15 @@ def lost_history(
 
 def _seen(
     mark: RemoteMark | None,
-    base: Collection[str],
+    base: Mapping[str, str],
     snap: Snapshot,
     descends: Callable[[str], bool | None] | None,
 ) -> str | None:
     existed = (mark is not None and mark.version is not None) or bool(base)
     if snap.version is None:
         return "holds nothing (no store, or no branch)" if existed else None
+    if base and all(snap.checksums.get(k) == c for k, c in base.items()):
+        return None  # it holds all this machine last synced (e.g. a teammate restored it)
     empty = bool(base) and not snap.checksums and not snap.rejected
     if mark is None or mark.version is None:
         return "is empty" if empty else None
