@@ -17,10 +17,12 @@ from testing.gitrepos import (
     BRANCH,
     Teammate,
     commit_files,
+    folder_memories,
     git,
     make_team,
     memory,
     remote_files,
+    stopped,
 )
 
 MEMORIES = {f"m{i}.md": memory(f"Memory {i}", f"fact number {i}\n") for i in range(6)}
@@ -36,15 +38,6 @@ def _shared(tmp_path: Path) -> tuple[Teammate, Teammate]:
     return alice, bob
 
 
-def _stopped(mate: Teammate, *args: str) -> str:
-    """Run a sync that must stop: exit 1, nothing changed here; return its stderr."""
-    before = mate.files()
-    result = mate.cli(*args)
-    assert result.returncode == 1, (result.stdout, result.stderr)
-    assert mate.files() == before
-    return result.stderr
-
-
 def _head(remote: Path) -> str:
     return git("--git-dir", str(remote), "rev-parse", f"refs/heads/{BRANCH}")
 
@@ -52,10 +45,10 @@ def _head(remote: Path) -> str:
 def test_branch_deleted_stops_and_restore_remote_repushes(tmp_path: Path) -> None:
     alice, bob = _shared(tmp_path)
     git("--git-dir", str(alice.remote), "update-ref", "-d", f"refs/heads/{BRANCH}")
-    err = _stopped(bob, "sync")
+    err = stopped(bob, "sync")
     assert "holds nothing" in err and "lost history" in err and "nothing was changed" in err
     assert "teamsync sync --restore-remote" in err and "--accept-remote" in err
-    err = _stopped(alice, "pull")
+    err = stopped(alice, "pull")
     assert "lost history" in err
     # --json carries the stop too
     out = json.loads(bob.cli("--json", "status").stdout)
@@ -80,9 +73,9 @@ def test_branch_force_pushed_to_an_older_commit_stops(tmp_path: Path) -> None:
     assert bob.cli("sync").returncode == 0
     want = alice.files()
     git("--git-dir", str(alice.remote), "update-ref", f"refs/heads/{BRANCH}", old)  # rewound
-    err = _stopped(bob, "sync")
+    err = stopped(bob, "sync")
     assert "does not descend from" in err and "--restore-remote" in err
-    _stopped(alice, "sync")
+    stopped(alice, "sync")
     assert bob.files() == alice.files() == want  # v2 and new.md survive on both
     assert bob.cli("sync", "--restore-remote").returncode == 0
     assert remote_files(alice.remote) == want
@@ -94,7 +87,7 @@ def test_accept_remote_takes_the_rewind_and_restore_brings_a_memory_back(tmp_pat
     alice, bob = _shared(tmp_path)
     git("--git-dir", str(alice.remote), "update-ref", "-d", f"refs/heads/{BRANCH}")
     commit_files(alice.remote, {"m0.md": MEMORIES["m0.md"].encode()}, parent=False)
-    _stopped(bob, "sync")
+    stopped(bob, "sync")
     # the person chooses the remote's state: five memories go, recoverably
     result = bob.cli("sync", "--accept-remote")
     assert result.returncode == 0, result.stderr
@@ -112,12 +105,12 @@ def test_mass_delete_asks_for_yes_and_deleted_memories_stay_restorable(tmp_path:
     alice, bob = _shared(tmp_path)
     for key in ("m0.md", "m1.md", "m2.md", "m3.md", "m4.md"):
         alice.delete(key)
-    err = _stopped(alice, "sync")
+    err = stopped(alice, "sync")
     assert "would delete or revert 5 of the team's 6 memories" in err and "--yes" in err
     assert remote_files(alice.remote) == MEMORIES  # nothing was pushed
     assert alice.cli("sync", "--yes").returncode == 0
     assert set(remote_files(alice.remote)) == {"m5.md"}
-    err = _stopped(bob, "sync")  # the teammate is asked too, before his copies go
+    err = stopped(bob, "sync")  # the teammate is asked too, before his copies go
     assert "would delete or revert 5" in err
     assert bob.files() == MEMORIES
     assert bob.cli("sync", "--yes").returncode == 0
@@ -149,11 +142,7 @@ def test_restore_refuses_to_overwrite_a_different_file_without_force(tmp_path: P
 
 def test_folder_relocated_behind_a_symlink_is_unknown_not_deleted(tmp_path: Path) -> None:
     alice, bob = make_team(tmp_path)
-    files = {
-        "top.md": memory("Top", "top\n"),
-        "notes/a.md": memory("A", "a\n"),
-        "notes/b.md": memory("B", "b\n"),
-    }
+    files = folder_memories()
     for key, text in files.items():
         alice.write(key, text)
     assert alice.cli("sync").returncode == 0
