@@ -15,6 +15,7 @@ and applied against a state nobody else can change meanwhile:
 4. the entries cap counted after the merge (413);
 
 then upserts and tombstones are written, each with an append-only history row.
+A tombstone keeps the content it deleted (:meth:`SqlStorage.last_content`).
 SQL is written with ``?`` placeholders; the PostgreSQL transaction rewrites them.
 """
 
@@ -64,10 +65,8 @@ UPSERT = (
     " folded = excluded.folded, content = excluded.content, checksum = excluded.checksum,"
     " deleted = 0, updated_at = excluded.updated_at, updated_by = excluded.updated_by"
 )
-TOMBSTONE = (
-    "UPDATE ts_entries SET content = NULL, checksum = NULL, deleted = 1, updated_at = ?,"
-    " updated_by = ? WHERE repo_id = ? AND key = ?"
-)
+TOMBSTONE = "UPDATE ts_entries SET deleted = 1, updated_at = ?, updated_by = ? WHERE repo_id = ? AND key = ?"
+"""A tombstone keeps the last content and its checksum: a delete stays recoverable."""
 HISTORY = (
     "INSERT INTO ts_history (repo_id, at, who, key, checksum, action) VALUES (?, ?, ?, ?, ?, ?)"
 )
@@ -176,6 +175,18 @@ class SqlStorage(abc.ABC):
                     (version, new_sum, now, repo_id),
                 )
         return WriteOk(Head(int(version), new_sum, float(updated)), tuple(changed))
+
+    def last_content(self, repo: str, key: str) -> tuple[str, bool] | None:
+        """``(content, deleted)`` of ``key``: a tombstone still holds what was deleted."""
+        with self._tx(write=False) as tx:
+            rows = tx.q(
+                "SELECT e.content, e.deleted FROM ts_entries e JOIN ts_repos r"
+                " ON r.id = e.repo_id WHERE r.name = ? AND e.key = ?",
+                (repo, key),
+            )
+        if not rows or rows[0][0] is None:
+            return None
+        return str(rows[0][0]), bool(rows[0][1])
 
     def history(self, repo: str, *, after: int, limit: int) -> list[HistoryItem]:
         with self._tx(write=False) as tx:

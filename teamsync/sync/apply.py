@@ -33,6 +33,7 @@ from teamsync.sync.plan import (
     PUSH,
     Step,
     conflict_name,
+    is_below,
     is_conflict_copy_of,
 )
 from teamsync.sync.report import Conflict, LocalWrite, Progress, Rejection, SyncReport, gate_reason
@@ -70,6 +71,23 @@ class Applier:
         refused = [Rejection(k, f"remote entry refused: {r}") for k, r in sorted(remote.items())]
         refused += [Rejection(k, f"local file not synced: {r}") for k, r in sorted(local.items())]
         self.report.add(self.report.rejected, refused)
+
+    def note_unknown(self, unknown: Mapping[str, str], base: Mapping[str, str]) -> None:
+        """Tell once per path that its subtree is left alone, and the way out."""
+        found = []
+        for path, why in sorted(unknown.items()):
+            held = sum(1 for k in base if is_below(k, (path,)))
+            what = f"its {held} synced memor{'y' if held == 1 else 'ies'}" if held else "it"
+            found.append(
+                Rejection(
+                    path,
+                    f"{why}: {what} left alone this run (nothing under it is deleted "
+                    "anywhere or written). teamsync never follows links or guesses inside "
+                    "team/: move the folder back into team/ (or link the whole team/ directory "
+                    "instead), or fix its permissions, then sync again",
+                )
+            )
+        self.report.add(self.report.unknown, found)
 
     def hold_merges(self, steps: list[Step]) -> list[Step]:
         for s in steps:

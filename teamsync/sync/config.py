@@ -32,6 +32,11 @@ class SyncConfig:
     """REST backend: ``owner/name``; None = derive from the project's ``origin``."""
     token_file: str | None = None
     """REST backend: a 0600 file holding the bearer token (else ``TEAMSYNC_TOKEN``)."""
+    mass_change_share: float | None = None
+    """Stop a sync that would delete or revert more than this share of the team's
+    memories (0 < share <= 1; 1 turns the guard off); None: the default, 0.25."""
+    mass_change_min: int | None = None
+    """…but only when at least this many would go (None: the default, 5)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {"version": CONFIG_VERSION, **asdict(self)}
@@ -65,7 +70,25 @@ def load_config(memdir: Path) -> SyncConfig:
     ):
         raise ConfigError(f"{path}: needs `backend: git|rest` and `url`; re-run `teamsync init`")
     fields = {k: data[k] for k in ("backend", "url", "branch", "repo", "token_file") if k in data}
-    return SyncConfig(**fields)
+    return SyncConfig(**fields, **_guard_fields(path, data))
+
+
+def _guard_fields(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    share, least = data.get("mass_change_share"), data.get("mass_change_min")
+    if share is False or share == "off":
+        share = 1.0
+    if share is not None and (
+        isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1
+    ):
+        raise ConfigError(
+            f"{path}: mass_change_share must be a number above 0 and at most 1 (1 or off: no guard)"
+        )
+    if least is not None and (isinstance(least, bool) or not isinstance(least, int) or least < 1):
+        raise ConfigError(f"{path}: mass_change_min must be a whole number of at least 1")
+    return {
+        "mass_change_share": None if share is None else float(share),
+        "mass_change_min": least,
+    }
 
 
 def save_config(memdir: Path, config: SyncConfig) -> Path:

@@ -162,6 +162,12 @@ class GitBackend:
         self._sums.update({k: checksum(v) for k, v in changes.upserts.items()})
         return Applied(commit, {k: checksum(v) for k, v in changes.upserts.items()})
 
+    def descends_from(self, version: str) -> bool | None:
+        """Is ``version`` (a commit synced earlier) an ancestor of the fetched head?"""
+        if self._head is None:
+            return False
+        return self._git.is_ancestor(version, self._head)
+
     def identity(self) -> str:
         return safe_who(self._git.identity())
 

@@ -32,6 +32,7 @@ import httpx2
 from teamsync.config import Settings
 from teamsync.errors import BackendError
 from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES
+from teamsync.output import printable
 from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
@@ -113,6 +114,7 @@ class RestBackend:
             checksums={k: checksum(t) for k, t in texts.items()},
             changed_at=changed,
             rejected=rejected,
+            serial=_serial(data),
         )
         return snap, texts
 
@@ -123,14 +125,20 @@ class RestBackend:
         skipped = [] if "deletes" in ext else sorted(changes.deletes)
         cas = changes.base_checksums if "baseChecksums" in ext else {}
         version = changes.base_version
+        before = self._snap.serial if self._snap is not None else None
         done: dict[str, str] = {}
+        serial: int | None = None
+        puts = 0
         for batch in _batches(changes.upserts, deletes, cas):
             result = self._put(batch, version)
             if isinstance(result, PreconditionFailed):
                 return result
-            version = result
+            version, serial = result
+            puts += 1
             done.update({k: checksum(v) for k, v in batch.get("entries", {}).items()})
         self._snap = None
+        if puts:
+            self._verify(done, deletes, before, puts)
         if skipped:
             raise BackendError(
                 f"pushed {len(done)} memories, but {self.http.where} does not support deletes "
@@ -138,19 +146,58 @@ class RestBackend:
                 f"{', '.join(skipped[:20])}{' …' if len(skipped) > 20 else ''}. "
                 "Restore the files, or delete them on the server by other means."
             )
-        return Applied(version=version, checksums=done)
+        return Applied(version=version, checksums=done, serial=serial)
 
-    def _put(self, batch: Mapping[str, Any], version: str | None) -> str | PreconditionFailed:
+    def _verify(
+        self, stored: Mapping[str, str], deletes: Sequence[str], before: int | None, puts: int
+    ) -> None:
+        """Read the hashes back: a push the server answered 200 to must show in its GET.
+
+        A key that reads differently is a teammate's newer write only if the
+        server's version counter moved past our own writes; otherwise the server
+        did not store what it acknowledged, and the run fails with the base not
+        advanced, so the local copies stay local changes (never overwritten).
+        """
+        status, head, body = self.http.send(
+            "GET", PATH, params={"repo": self.repo, "view": "hashes"}
+        )
+        sums: Mapping[str, Any] = {}
+        serial = None
+        if status == 200:
+            data = _json(body, self.http.where)
+            listed = data.get("entryChecksums")
+            sums = listed if isinstance(listed, dict) else {}
+            serial = _serial(data)
+        elif status != 404:
+            raise self._unexpected(status, body, "push check")
+        missing = [k for k, c in stored.items() if sums.get(k) != c]
+        missing += [k for k in deletes if k in sums]
+        if not missing:
+            return
+        if serial is not None and before is not None and serial > before + puts:
+            return  # others wrote since: the next round reconciles those keys
+        shown = ", ".join(printable(k) for k in sorted(missing)[:10])
+        raise BackendError(
+            f"{self.http.where} acknowledged the push but does not hold it: {len(missing)} "
+            f"key(s) read back differently ({shown}). Nothing was recorded as synced and your "
+            "local copies are unchanged; the server is not storing writes: tell its admin, "
+            "then run `teamsync sync` again."
+        )
+
+    def _put(
+        self, batch: Mapping[str, Any], version: str | None
+    ) -> tuple[str, int | None] | PreconditionFailed:
         headers = {"If-Match": version} if version else {"If-None-Match": "*"}
         raw = json.dumps(batch, ensure_ascii=False).encode("utf-8")
         status, head, body = self.http.send(
             "PUT", PATH, params={"repo": self.repo}, headers=headers, content=raw
         )
         if status == 200:
-            new = _json(body, self.http.where).get("checksum") or head.get("etag", "").strip('"')
+            data = _json(body, self.http.where)
+            new = data.get("checksum") or head.get("etag", "").strip('"')
             if not isinstance(new, str) or not new:
                 raise BackendError(f"{self.http.where} accepted a push without a checksum")
-            return new
+            return new, _serial(data)
         if status in (409, 412):
             keys = error_details(body).get("keys") if status == 409 else None
             good = [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
@@ -196,11 +243,21 @@ class RestBackend:
                 self.extensions = frozenset(x for x in listed if isinstance(x, str))
         return self.extensions
 
+    def descends_from(self, version: str) -> bool | None:
+        """A store checksum cannot tell; the engine compares :attr:`Snapshot.serial`."""
+        return None
+
     def identity(self) -> str:
         return self.who
 
     def close(self) -> None:
         self.http.close()
+
+
+def _serial(data: Mapping[str, Any]) -> int | None:
+    """The server's version counter (``version``), when it is a plain non-negative integer."""
+    value = data.get("version")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _json(body: bytes, where: str) -> dict[str, Any]:
