@@ -10,7 +10,8 @@ A run is a few *rounds*. Each round:
    after each batch is durable;
 4. outgoing steps are gated the same way and sent as one
    :class:`~teamsync.sync.base.ChangeSet` with per-key and store preconditions.
-   :class:`~teamsync.sync.base.PreconditionFailed` starts another round.
+   :class:`~teamsync.sync.base.PreconditionFailed` starts another round, after
+   a jittered backoff (:mod:`teamsync.sync.retry`) while a deadline allows.
 
 Merges and conflict copies are written locally in one round and pushed in the
 next (``sync`` mode), so a crash between the two loses nothing: the result is
@@ -29,11 +30,12 @@ from teamsync.sync.base import Applied, Backend
 from teamsync.sync.local import scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, plan
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
+from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore
 
 Mode = Literal["pull", "push", "sync", "status"]
 MAX_ROUNDS = 5
-"""Bounded retries: snapshot + reconcile + push at most this many times per run."""
+"""Rounds that only carry this run's own merges and copies to the remote, at most."""
 
 __all__ = ["Conflict", "Mode", "Progress", "Rejection", "SyncReport", "run_sync"]
 
@@ -57,24 +59,31 @@ def run_sync(
     now: float,
     freshness_dir: Path | None = None,
     progress: Progress | None = None,
+    backoff: Backoff | None = None,
 ) -> SyncReport:
     """Reconcile ``team`` with ``backend``; see the module docstring.
 
     ``status`` is a dry-run ``sync``. ``freshness_dir`` (the user's state dir)
-    receives each pulled file's remote change time.
+    receives each pulled file's remote change time. A remote that moved under
+    a push is retried with ``backoff`` (jittered) until its deadline.
     """
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
     applier = Applier(team, state, report, who=who, now=now, freshness_dir=freshness_dir)
-    outcome = "more"
-    for _ in range(MAX_ROUNDS):
+    backoff = backoff or Backoff()
+    rounds = 0
+    while rounds < MAX_ROUNDS:
         outcome = _round(applier, backend, mode, dry, progress)
         if outcome == "done":
             break
-    if outcome == "again":
-        raise ConflictError(
-            f"the remote kept changing during {MAX_ROUNDS} attempts; run the command again"
-        )
+        if outcome == "more":
+            rounds += 1
+        elif not backoff.pause():
+            raise ConflictError(
+                f"the remote kept changing for {backoff.elapsed():.0f} s ({backoff.attempts + 1} "
+                "attempts): teammates are pushing at the same moment. Nothing was lost and "
+                "what could be pulled was written here; run the command again in a minute"
+            )
     return report
 
 

@@ -7,8 +7,11 @@
   Refused entries land in :attr:`Snapshot.rejected` with a reason; the rest
   are kept. :meth:`fetch` serves texts from that same response, so what the
   engine merges is exactly the version it planned against.
-- :meth:`apply` batches upserts greedily (encoded JSON <= 200,000 bytes; an
-  oversized entry goes alone) and sends every PUT with a precondition:
+- :meth:`apply` batches upserts *and* deletes greedily by the exact encoded
+  size of the JSON body (<= the server's advertised ``batch_bytes``, 200,000
+  by default; an oversized entry goes alone, one that would pass the server's
+  ``max_body_bytes`` even alone is held back and named) and sends every PUT
+  with a precondition:
   ``If-Match: <store checksum>``, or ``If-None-Match: *`` when the store did
   not exist (404) yet. 412 and 409 become :class:`PreconditionFailed`: the
   engine re-snapshots, merges and retries, so a teammate's newer version is
@@ -17,12 +20,17 @@
   server advertises them (``X-Teamsync-Extensions`` header or the
   ``/capabilities`` probe). Against a plain server, deletes are not sent and
   the run fails with a message naming them: never silently dropped.
+- Limits (entries per repository, bytes per entry, bytes per body) come from
+  the ``/capabilities`` probe (:class:`Limits`), asked for only when a listing
+  passes the default entry cap or a push is sent; a plain server gets Claude
+  Code's defaults. A hostile server cannot raise them past hard ceilings.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +38,7 @@ import httpx2
 
 from teamsync.config import Settings
 from teamsync.errors import BackendError
+from teamsync.memdir.format import MAX_MEMORY_BYTES
 from teamsync.security.keys import find_collisions
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
@@ -39,10 +48,45 @@ from teamsync.sync.rest_http import Http, error_details, error_message, load_tok
 
 PATH = "/api/claude_code/team_memory"
 BATCH_BYTES = 200_000
+"""Default bytes per PUT body (Claude Code's batch size) when the server does not say."""
 MAX_ENTRIES = 5_000
-"""Client-side cap on entries taken from a server (a hostile one may list millions)."""
+"""Default cap on entries taken from a server that does not advertise its own."""
+MAX_BODY_BYTES = 1_048_576
+"""Default hard limit per PUT body (a lone oversized entry may use up to this)."""
+CEILING_ENTRIES = 1_000_000
+"""No server, however it advertises, makes the client take more entries than this."""
+CEILING_BODY_BYTES = 64 * 1024 * 1024
 
-__all__ = ["RestBackend", "from_config"]
+
+@dataclass(frozen=True)
+class Limits:
+    """What the server accepts; from ``/capabilities`` ``limits`` or Claude Code's defaults."""
+
+    max_entries: int = MAX_ENTRIES
+    max_entry_bytes: int = MAX_MEMORY_BYTES
+    """UTF-8 bytes per entry (never above the client's own limit for one memory)."""
+    batch_bytes: int = BATCH_BYTES
+    max_body_bytes: int = MAX_BODY_BYTES
+
+    @classmethod
+    def advertised(cls, raw: object) -> Limits:
+        """Limits from a probe answer; anything missing or odd keeps the default, and
+        nothing passes the client's ceilings (a hostile server cannot raise them)."""
+        data = raw if isinstance(raw, dict) else {}
+
+        def pick(name: str, default: int, ceiling: int) -> int:
+            value = data.get(name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                return default
+            return min(value, ceiling)
+
+        body = pick("max_body_bytes", MAX_BODY_BYTES, CEILING_BODY_BYTES)
+        return cls(
+            max_entries=pick("max_entries", MAX_ENTRIES, CEILING_ENTRIES),
+            max_entry_bytes=pick("max_entry_bytes", MAX_MEMORY_BYTES, MAX_MEMORY_BYTES),
+            batch_bytes=min(pick("batch_bytes", BATCH_BYTES, CEILING_BODY_BYTES), body),
+            max_body_bytes=body,
+        )
 
 
 class RestBackend:
@@ -58,14 +102,16 @@ class RestBackend:
         repo: str,
         transport: httpx2.BaseTransport | None = None,
         who: str = "someone",
-        max_entries: int = MAX_ENTRIES,
+        max_entries: int | None = None,
         **http: Any,
     ) -> None:
         self.repo = repo
         self.who = safe_who(who)
         self.max_entries = max_entries
+        """A fixed client cap (tests); None: the server's advertised cap."""
         self.http = Http(config.url, token, transport=transport, **http)
         self.extensions: frozenset[str] | None = None
+        self.limits: Limits | None = None
         self.server_max_entries: int | None = None
         self._etag: str | None = None
         self._snap: Snapshot | None = None
@@ -104,7 +150,11 @@ class RestBackend:
         version = data.get("checksum") or head.get("etag", "").strip('"') or None
         if not isinstance(version, str):
             raise BackendError(f"{self.http.where} answered a non-string checksum; refused")
-        texts, rejected = _validate(entries, claimed, self.max_entries)
+        cap = self.max_entries
+        if cap is None:
+            over = len(entries) > MAX_ENTRIES
+            cap = self._limits().max_entries if over else MAX_ENTRIES
+        texts, rejected = _validate(entries, claimed, cap)
         stamps = data.get("entryLastModified")
         changed = _times(stamps, texts) if isinstance(stamps, dict) else {}
         snap = Snapshot(
@@ -121,22 +171,19 @@ class RestBackend:
         deletes = list(changes.deletes) if "deletes" in ext else []
         skipped = [] if "deletes" in ext else sorted(changes.deletes)
         cas = changes.base_checksums if "baseChecksums" in ext else {}
+        limits = self._limits()
         version = changes.base_version
         done: dict[str, str] = {}
-        for batch in _batches(changes.upserts, deletes, cas):
+        plan = plan_batches(changes.upserts, deletes, cas, limits)
+        for batch in plan.batches:
             result = self._put(batch, version)
             if isinstance(result, PreconditionFailed):
                 return result
             version = result
             done.update({k: checksum(v) for k, v in batch.get("entries", {}).items()})
         self._snap = None
-        if skipped:
-            raise BackendError(
-                f"pushed {len(done)} memories, but {self.http.where} does not support deletes "
-                f"(a teamsync extension), so these deletions were NOT propagated: "
-                f"{', '.join(skipped[:20])}{' …' if len(skipped) > 20 else ''}. "
-                "Restore the files, or delete them on the server by other means."
-            )
+        if skipped or plan.too_big:
+            raise BackendError(_not_sent(len(done), self.http.where, skipped, plan.too_big))
         return Applied(version=version, checksums=done)
 
     def _put(self, batch: Mapping[str, Any], version: str | None) -> str | PreconditionFailed:
@@ -185,15 +232,27 @@ class RestBackend:
 
     def _extensions(self) -> frozenset[str]:
         if self.extensions is None:
-            self.extensions = frozenset()
-            try:
-                status, _, body = self.http.send("GET", PATH + "/capabilities", params={})
-                listed = _json(body, self.http.where).get("extensions") if status == 200 else None
-            except BackendError:
-                listed = None
-            if isinstance(listed, list):
-                self.extensions = frozenset(x for x in listed if isinstance(x, str))
-        return self.extensions
+            self._probe()
+        return self.extensions or frozenset()
+
+    def _limits(self) -> Limits:
+        if self.limits is None:
+            self._probe()
+        return self.limits or Limits()
+
+    def _probe(self) -> None:
+        """One ``/capabilities`` request: extensions and limits (defaults when absent)."""
+        try:
+            status, _, body = self.http.send("GET", PATH + "/capabilities", params={})
+            data = _json(body, self.http.where) if status == 200 else {}
+        except BackendError:
+            data = {}
+        listed = data.get("extensions")
+        if self.extensions is None:
+            self.extensions = frozenset(
+                x for x in (listed if isinstance(listed, list) else []) if isinstance(x, str)
+            )
+        self.limits = Limits.advertised(data.get("limits"))
 
     def identity(self) -> str:
         return self.who
@@ -265,33 +324,89 @@ def _times(stamps: Mapping[Any, Any], keys: Mapping[str, str]) -> dict[str, floa
     return out
 
 
-def _batches(
-    upserts: Mapping[str, str], deletes: Sequence[str], cas: Mapping[str, str | None]
-) -> Iterator[dict[str, Any]]:
-    """Greedy batches of at most :data:`BATCH_BYTES` encoded bytes (an oversized entry alone)."""
-    batch: dict[str, Any] = _start(deletes, cas)
-    size = len(json.dumps(batch, ensure_ascii=False).encode("utf-8"))
+@dataclass(frozen=True)
+class BatchPlan:
+    batches: list[dict[str, Any]]
+    """PUT bodies, each at most ``batch_bytes`` encoded (a lone oversized entry excepted)."""
+    too_big: dict[str, str]
+    """key -> why it cannot be sent (over the entry size, or alone over the body size)."""
+
+
+def _encoded(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def plan_batches(
+    upserts: Mapping[str, str],
+    deletes: Sequence[str],
+    cas: Mapping[str, str | None],
+    limits: Limits,
+) -> BatchPlan:
+    """Greedy PUT bodies sized by their exact encoded JSON (escapes included).
+
+    Deletes travel like entries: each with its ``baseChecksums`` precondition,
+    so 4,500 deletes take several bodies instead of one the server refuses.
+    Body sizes are counted exactly as :meth:`RestBackend._put` encodes them
+    (``json.dumps(ensure_ascii=False)``, default separators).
+    """
+    items: list[tuple[str, str, int]] = []  # (key, "entries" | "deletes", encoded cost)
+    for key in sorted(deletes):
+        cost = _encoded(key) + 2 + (_encoded(key) + 2 + _encoded(cas[key]) + 2 if key in cas else 0)
+        items.append((key, "deletes", cost))
     for key in sorted(upserts):
-        item = len(json.dumps({key: upserts[key]}, ensure_ascii=False).encode("utf-8"))
+        cost = _encoded(key) + 2 + _encoded(upserts[key]) + 2
+        cost += _encoded(key) + 2 + _encoded(cas[key]) + 2 if key in cas else 0
+        items.append((key, "entries", cost))
+    skeleton = _encoded({"entries": {}, "deletes": [], "baseChecksums": {}})
+    batches: list[dict[str, Any]] = []
+    too_big: dict[str, str] = {}
+    body: dict[str, Any] = {"entries": {}}
+    size = skeleton
+    for key, kind, cost in items:
+        if kind == "entries" and len(upserts[key].encode("utf-8")) > limits.max_entry_bytes:
+            too_big[key] = f"over the server's {limits.max_entry_bytes:,}-byte limit per memory"
+            continue
+        if skeleton + cost > limits.max_body_bytes:
+            too_big[key] = (
+                f"JSON-encoded, it alone passes the server's {limits.max_body_bytes:,}-byte "
+                "request limit (control characters and quotes grow when escaped)"
+            )
+            continue
+        if _has_items(body) and size + cost > limits.batch_bytes:
+            batches.append(body)
+            body, size = {"entries": {}}, skeleton
+        if kind == "deletes":
+            body.setdefault("deletes", []).append(key)
+        else:
+            body["entries"][key] = upserts[key]
         if key in cas:
-            item += len(json.dumps({key: cas[key]}).encode("utf-8"))
-        if batch.get("entries") and size + item > BATCH_BYTES:
-            yield batch
-            batch, size = _start((), {}), 64
-        batch.setdefault("entries", {})[key] = upserts[key]
-        if key in cas:
-            batch.setdefault("baseChecksums", {})[key] = cas[key]
-        size += item
-    if batch.get("entries") or batch.get("deletes"):
-        yield batch
+            body.setdefault("baseChecksums", {})[key] = cas[key]
+        size += cost
+    if _has_items(body):
+        batches.append(body)
+    return BatchPlan(batches, too_big)
 
 
-def _start(deletes: Sequence[str], cas: Mapping[str, str | None]) -> dict[str, Any]:
-    batch: dict[str, Any] = {"entries": {}}
-    if deletes:
-        batch["deletes"] = list(deletes)
-        batch["baseChecksums"] = {k: cas[k] for k in deletes if k in cas}
-    return batch
+def _has_items(body: Mapping[str, Any]) -> bool:
+    return bool(body.get("entries") or body.get("deletes"))
+
+
+def _not_sent(pushed: int, where: str, skipped: Sequence[str], too_big: Mapping[str, str]) -> str:
+    def some(keys: Sequence[str]) -> str:
+        return ", ".join(keys[:20]) + (" …" if len(keys) > 20 else "")
+
+    parts = [f"pushed {pushed} memories"]
+    if skipped:
+        parts.append(
+            f"{where} does not support deletes (a teamsync extension), so these deletions were "
+            f"NOT propagated: {some(skipped)}. Restore the files, or delete them on the server "
+            "by other means"
+        )
+    for key in sorted(too_big)[:20]:
+        parts.append(f"{key} was NOT pushed: {too_big[key]}; shorten or split it")
+    if len(too_big) > 20:
+        parts.append(f"and {len(too_big) - 20} more memories were NOT pushed for the same reasons")
+    return "; ".join(parts) + "."
 
 
 def from_config(config: SyncConfig, settings: Settings) -> RestBackend:
