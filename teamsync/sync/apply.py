@@ -144,7 +144,9 @@ class Applier:
         if mine is None:
             return []
         base_text = (self.state.content(s.key) if s.base else None) or ""
-        merged = merge3(base_text, mine, remote)
+        # Both sides created the key: an empty side is content too, never "merged" away.
+        created_both = s.base is None and not (mine and remote)
+        merged = None if created_both else merge3(base_text, mine, remote)
         if merged is None and s.key.rsplit("/", 1)[-1] == INDEX_NAME:
             merged = union_lines(remote, mine)
         new_base = (checksum(remote), remote)

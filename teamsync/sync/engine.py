@@ -29,6 +29,7 @@ from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend
 from teamsync.sync.local import scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, plan
+from teamsync.sync.recover import recover_bases
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore
@@ -97,9 +98,12 @@ def _round(
     applier.note_rejected(snap.rejected, local.rejected)
     skip = set(snap.rejected) | set(local.rejected)
     allowed = _allowed(mode)
+    base = applier.state.checksums()
+    recovered = recover_bases(base, local.checksums, snap.checksums, backend, skip)
+    applier.report.add(applier.report.recovered, sorted(recovered))
     steps = [
         s
-        for s in plan(applier.state.checksums(), local.checksums, snap.checksums, skip=skip)
+        for s in plan({**base, **recovered}, local.checksums, snap.checksums, skip=skip)
         if s.action in allowed
     ]
     incoming = [s for s in steps if s.action in INCOMING]

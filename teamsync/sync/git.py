@@ -24,7 +24,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from teamsync.config import Settings
@@ -134,6 +134,22 @@ class GitBackend:
                 continue
         return out
 
+    def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
+        """key -> checksum of every blob the branch's history held at that path (one git log)."""
+        if self._head is None or not keys:
+            return {}
+        wanted = set(keys)
+        out = self._git.run(
+            "log", "--format=", "--raw", "--no-abbrev", "--no-renames", "--root", "-z",
+            self._head, "--",
+        )  # fmt: skip
+        shas = _blobs_by_path(out, wanted)
+        sums = self._checksums(sorted({sha for found in shas.values() for sha in found}))
+        return {
+            key: {sums[sha] for sha in found if sha in sums and not sums[sha].startswith("!")}
+            for key, found in shas.items()
+        }
+
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
         """Commit ``changes`` on the fetched head and push without force."""
         if changes.base_version != self._head:
@@ -183,6 +199,27 @@ class GitBackend:
                     self._blobs[sha] = data
             self._git.remember_sums(fresh)
         return {s: known[s] for s in shas if s in known}
+
+
+def _blobs_by_path(raw_log: bytes, wanted: Collection[str]) -> dict[str, set[str]]:
+    """Parse ``git log --raw -z --no-abbrev``: path -> every blob sha it had (old and new sides)."""
+    found: dict[str, set[str]] = {}
+    tokens = raw_log.split(b"\0")
+    i = 0
+    while i < len(tokens) - 1:
+        head = tokens[i].lstrip(b"\n")
+        if not head.startswith(b":"):
+            i += 1
+            continue
+        fields = head[1:].split()
+        path = tokens[i + 1].decode("utf-8", "backslashreplace")
+        i += 2  # a status token is always followed by its path (--no-renames: one path)
+        if len(fields) < 4 or path not in wanted:
+            continue
+        for mode, sha in ((fields[0], fields[2]), (fields[1], fields[3])):
+            if mode.startswith(b"100") and sha.strip(b"0"):
+                found.setdefault(path, set()).add(sha.decode("ascii"))
+    return found
 
 
 def _blob_sum(data: bytes | None) -> str:

@@ -74,6 +74,8 @@ class SyncReport:
     remote_deleted: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     held_back: list[Rejection] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    """Keys with no base here whose base the remote's history supplied (see sync.recover)."""
     version: str | None = None
 
     def exit_code(self) -> int:
@@ -89,6 +91,7 @@ class SyncReport:
             "remote_deleted": self.remote_deleted,
             "merged": self.merged,
             "held_back": [{"key": r.key, "reason": r.reason} for r in self.held_back],
+            "recovered": self.recovered,
             "dry_run": self.dry_run,
         }
 

@@ -29,7 +29,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -56,6 +56,9 @@ MAX_BODY_BYTES = 1_048_576
 CEILING_ENTRIES = 1_000_000
 """No server, however it advertises, makes the client take more entries than this."""
 CEILING_BODY_BYTES = 64 * 1024 * 1024
+HISTORY_PAGE = 1_000
+MAX_HISTORY_PAGES = 1_000
+"""At most a million history rows are read to recover lost bases."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,36 @@ class RestBackend:
 
     def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
         return {k: self._texts[k] for k in keys if k in self._texts}
+
+    def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
+        """key -> checksums the server's history view lists for it (the ``history`` extension).
+
+        Pages through ``/history`` (bounded: :data:`MAX_HISTORY_PAGES`); a plain
+        server has no history, so nothing is recovered and the plan stays the
+        first-sync one (nothing deleted, conflicts kept as copies).
+        """
+        if "history" not in self._extensions():
+            return {}
+        wanted = set(keys)
+        seen: dict[str, set[str]] = {}
+        after = 0
+        for _ in range(MAX_HISTORY_PAGES):
+            params = {"repo": self.repo, "after": str(after), "limit": str(HISTORY_PAGE)}
+            status, _, body = self.http.send("GET", PATH + "/history", params=params)
+            if status != 200:
+                raise self._unexpected(status, body, "reading the history")
+            data = _json(body, self.http.where)
+            items = data.get("items")
+            for item in items if isinstance(items, list) else []:
+                key = item.get("key") if isinstance(item, dict) else None
+                value = item.get("checksum") if isinstance(item, dict) else None
+                if key in wanted and isinstance(value, str):
+                    seen.setdefault(key, set()).add(value)
+            nxt = data.get("next_after")
+            if not isinstance(nxt, int) or isinstance(nxt, bool) or nxt <= after:
+                break
+            after = nxt
+        return seen
 
     def _parse_full(self, body: bytes, head: Mapping[str, str]) -> tuple[Snapshot, dict[str, str]]:
         data = _json(body, self.http.where)
