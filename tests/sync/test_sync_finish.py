@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from teamsync.sync.config import SyncConfig, save_config
 from teamsync.sync.rest import Limits, plan_batches
-from testing.gitrepos import converge, memory
+from testing.gitrepos import Member, converge, memory
 from testing.teams import BACKENDS, team
 
 both = pytest.mark.parametrize("kind", BACKENDS)
@@ -119,6 +120,23 @@ def test_limits_come_from_the_probe_and_hostile_values_are_capped() -> None:
 
 
 # -- case 7: contention ---------------------------------------------------------------
+def _all_at_once(mates: list[Member], *args: str) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Run the real CLI for every teammate, released at the same moment by a barrier."""
+    gate = threading.Barrier(len(mates))
+    results: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    def go(mate: Member) -> None:
+        gate.wait()
+        results[mate.name] = mate.cli(*args)
+
+    threads = [threading.Thread(target=go, args=(m,)) for m in mates]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(300)
+    return results
+
+
 @both
 @pytest.mark.slow
 def test_eight_teammates_syncing_at_the_same_moment_all_exit_0(kind: str, tmp_path: Path) -> None:
@@ -127,25 +145,12 @@ def test_eight_teammates_syncing_at_the_same_moment_all_exit_0(kind: str, tmp_pa
         for round_ in range(2):
             for i, mate in enumerate(t.mates):
                 mate.write(f"own-{i}.md", memory(f"Own {i}", f"round {round_}\n"))
-            gate = threading.Barrier(len(t.mates))
-            results: dict[str, int] = {}
-
-            def go(mate: object, gate: threading.Barrier = gate) -> None:
-                gate.wait()
-                done = mate.cli("sync", "--json")  # type: ignore[attr-defined]
-                results[mate.name] = done.returncode  # type: ignore[attr-defined]
-                if done.returncode:
-                    results[mate.name + ":err"] = done.stderr  # type: ignore[attr-defined,assignment]
-
-            threads = [threading.Thread(target=go, args=(m,)) for m in t.mates]
-            for th in threads:
-                th.start()
-            for th in threads:
-                th.join(300)
-            assert all(results[n] == 0 for n in names), results
+            results = _all_at_once(t.mates, "sync")
+            failed = {n: r.stderr for n, r in results.items() if r.returncode}
+            assert len(results) == 8 and failed == {}
         converge(t.mates, rounds=1)
         files = t.remote_files()
-        assert all(f"round 1" in files[f"own-{i}.md"] for i in range(8))
+        assert all("round 1" in files[f"own-{i}.md"] for i in range(8))
 
 
 def test_backoff_is_jittered_and_bounded() -> None:
