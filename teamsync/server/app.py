@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
@@ -50,7 +51,7 @@ from teamsync.server.tokens import verify_token
 
 log = logging.getLogger("teamsync.server")
 PATH = "/api/claude_code/team_memory"
-EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
+EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified", "entryModified")
 CAPS_HEADER = "X-Teamsync-Extensions"
 BATCH_BYTES = 200_000
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
@@ -317,6 +318,7 @@ def _write(
         base_checksums=body.baseChecksums,
         who=auth.label,
         max_entries=config.max_entries,
+        modified=_claimed_times(body.entryModified, body.entries),
     )
     result = store.write(repo, req, time.time())
     reply = write_reply(result)
@@ -330,6 +332,18 @@ def _write(
     )
     headers = {"ETag": f'"{reply.body["checksum"]}"'} if reply.status == 200 else None
     return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+
+
+def _claimed_times(raw: dict[str, str] | None, entries: dict[str, str]) -> dict[str, float]:
+    """``entryModified`` (extension) for keys in this PUT; unreadable stamps are ignored."""
+    out: dict[str, float] = {}
+    for key, stamp in (raw or {}).items():
+        if key in entries:
+            try:
+                out[key] = datetime.fromisoformat(stamp).timestamp()
+            except ValueError:
+                continue
+    return out
 
 
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:

@@ -40,6 +40,8 @@ BATCH = 200
 """Local writes per base-store transaction."""
 WORKERS = 8
 """Threads writing files in parallel (fsync-bound, so more than the cores)."""
+FIRST_TIME_FLOOR = 946_684_800.0
+"""2000-01-01: an older change time on a first share is a broken clock, not an age."""
 
 
 class Applier:
@@ -286,6 +288,7 @@ class Applier:
         upserts: dict[str, str] = {}
         deletes: list[str] = []
         preconditions: dict[str, str | None] = {}
+        modified: dict[str, float] = {}
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)
@@ -301,7 +304,18 @@ class Applier:
                 continue
             upserts[s.key] = text
             preconditions[s.key] = s.remote
-        return ChangeSet(upserts, deletes, version, preconditions, _message(upserts, deletes))
+            if s.base is None and s.remote is None:
+                when = self._first_share_time(s.key)
+                if when is not None:
+                    modified[s.key] = when
+        message = _message(upserts, deletes)
+        return ChangeSet(upserts, deletes, version, preconditions, message, modified)
+
+    def _first_share_time(self, key: str) -> float | None:
+        """The local file's change time, when it is a sane past time (else None)."""
+        st = self.team.stat(key)
+        when = None if st is None else st.st_mtime
+        return when if when is not None and FIRST_TIME_FLOOR < when < self.now else None
 
     def pushed(self, changes: ChangeSet, result: Applied) -> None:
         entries: dict[str, tuple[str, str] | None] = {

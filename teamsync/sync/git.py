@@ -39,6 +39,8 @@ from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 
 DEFAULT_BRANCH = "teamsync/memory"
+TRAILER = "Teamsync-Modified:"
+"""Commit trailer carrying a first-shared file's own change time: ``<POSIX time> <key>``."""
 _MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)"}
 
 __all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config", "sanitize_url"]
@@ -161,7 +163,8 @@ class GitBackend:
         ]
         if moved:
             return PreconditionFailed(moved)
-        commit = self._builder.commit(self._head, changes.upserts, changes.deletes, changes.message)
+        message = changes.message + _trailers(changes.modified)
+        commit = self._builder.commit(self._head, changes.upserts, changes.deletes, message)
         if commit == self._head:
             return Applied(self._head, {})
         if not self._git.push(commit, self.branch, self._tracking):
@@ -199,6 +202,37 @@ class GitBackend:
                     self._blobs[sha] = data
             self._git.remember_sums(fresh)
         return {s: known[s] for s in shas if s in known}
+
+
+def _trailers(modified: Mapping[str, float]) -> str:
+    if not modified:
+        return ""
+    lines = [f"{TRAILER} {modified[k]:.3f} {k}" for k in sorted(modified)]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _shared_times(git: GitRunner, head: str, times: Mapping[str, float]) -> dict[str, float]:
+    """key -> the sharer's change time, where the newest commit touching the key is the
+    first share that carried it (a later commit's time wins); never a future time."""
+    out = git.run("log", "--format=%x01%ct%x02%B", f"--grep=^{TRAILER}", head, "--")
+    found: dict[str, float] = {}
+    for record in out.split(b"\x01")[1:]:
+        stamp, _, body = record.partition(b"\x02")
+        try:
+            committed = float(stamp.decode("ascii"))
+        except ValueError:
+            continue
+        for line in body.decode("utf-8", "replace").splitlines():
+            if not line.startswith(TRAILER):
+                continue
+            raw, _, key = line[len(TRAILER) :].strip().partition(" ")
+            try:
+                claimed = float(raw)
+            except ValueError:
+                continue
+            if times.get(key) == committed and 0 < claimed < committed and key not in found:
+                found[key] = claimed
+    return found
 
 
 def _blobs_by_path(raw_log: bytes, wanted: Collection[str]) -> dict[str, set[str]]:
@@ -253,6 +287,8 @@ class _CommitTimes(Mapping[str, float]):
     def _load(self) -> dict[str, float]:
         if self._times is None:
             self._times = self._git.change_times(self._head) if self._head else {}
+            if self._head:
+                self._times.update(_shared_times(self._git, self._head, self._times))
         return self._times
 
     def __getitem__(self, key: str) -> float:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx2
@@ -200,14 +200,16 @@ class RestBackend:
 
     # -- writing ----------------------------------------------------------------------
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
-        ext = self._extensions() if (changes.deletes or changes.base_checksums) else frozenset()
+        wants = changes.deletes or changes.base_checksums or changes.modified
+        ext = self._extensions() if wants else frozenset()
         deletes = list(changes.deletes) if "deletes" in ext else []
         skipped = [] if "deletes" in ext else sorted(changes.deletes)
         cas = changes.base_checksums if "baseChecksums" in ext else {}
         limits = self._limits()
         version = changes.base_version
         done: dict[str, str] = {}
-        plan = plan_batches(changes.upserts, deletes, cas, limits)
+        times = changes.modified if "entryModified" in ext else {}
+        plan = plan_batches(changes.upserts, deletes, cas, limits, times)
         for batch in plan.batches:
             result = self._put(batch, version)
             if isinstance(result, PreconditionFailed):
@@ -374,11 +376,13 @@ def plan_batches(
     deletes: Sequence[str],
     cas: Mapping[str, str | None],
     limits: Limits,
+    modified: Mapping[str, float] | None = None,
 ) -> BatchPlan:
     """Greedy PUT bodies sized by their exact encoded JSON (escapes included).
 
     Deletes travel like entries: each with its ``baseChecksums`` precondition,
     so 4,500 deletes take several bodies instead of one the server refuses.
+    ``modified`` (first-share change times) travels as ``entryModified``.
     Body sizes are counted exactly as :meth:`RestBackend._put` encodes them
     (``json.dumps(ensure_ascii=False)``, default separators).
     """
@@ -386,11 +390,13 @@ def plan_batches(
     for key in sorted(deletes):
         cost = _encoded(key) + 2 + (_encoded(key) + 2 + _encoded(cas[key]) + 2 if key in cas else 0)
         items.append((key, "deletes", cost))
+    stamps = {k: iso_time(t) for k, t in (modified or {}).items() if k in upserts}
     for key in sorted(upserts):
         cost = _encoded(key) + 2 + _encoded(upserts[key]) + 2
         cost += _encoded(key) + 2 + _encoded(cas[key]) + 2 if key in cas else 0
+        cost += _encoded(key) + 2 + _encoded(stamps[key]) + 2 if key in stamps else 0
         items.append((key, "entries", cost))
-    skeleton = _encoded({"entries": {}, "deletes": [], "baseChecksums": {}})
+    skeleton = _encoded({"entries": {}, "deletes": [], "baseChecksums": {}, "entryModified": {}})
     batches: list[dict[str, Any]] = []
     too_big: dict[str, str] = {}
     body: dict[str, Any] = {"entries": {}}
@@ -412,12 +418,19 @@ def plan_batches(
             body.setdefault("deletes", []).append(key)
         else:
             body["entries"][key] = upserts[key]
+            if key in stamps:
+                body.setdefault("entryModified", {})[key] = stamps[key]
         if key in cas:
             body.setdefault("baseChecksums", {})[key] = cas[key]
         size += cost
     if _has_items(body):
         batches.append(body)
     return BatchPlan(batches, too_big)
+
+
+def iso_time(ts: float) -> str:
+    """``2026-11-30T04:34:05.123+00:00`` (what ``datetime.fromisoformat`` reads back)."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
 
 
 def _has_items(body: Mapping[str, Any]) -> bool:

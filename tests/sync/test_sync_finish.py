@@ -54,7 +54,7 @@ def test_4500_deletes_push_in_several_requests_and_do_not_block_a_new_file(
 ) -> None:
     with team("rest", tmp_path) as t:
         alice, bob = t.mates
-        keys = [f"notes/{'x' * 60}-{i:05}.md" for i in range(4_500)]  # 76-character paths
+        keys = [f"notes/{'x' * 61}-{i:05}.md" for i in range(4_500)]  # 76-character paths
         assert all(len(k) == 76 for k in keys)
         for k in keys:
             p = alice.team / k
