@@ -234,6 +234,12 @@ class SqlStorage(abc.ABC):
         return bool(rows)
 
 
+def _shared_at(req: WriteRequest, key: str, now: float) -> float:
+    """A created key's change time: the sharer's own (extension), when it is a sane past."""
+    claimed = (req.modified or {}).get(key)
+    return claimed if claimed is not None and 946_684_800.0 < claimed < now else now
+
+
 def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: float) -> list[str]:
     """Write upserts then tombstones; mutate ``live``; return the keys that changed."""
     upserts: list[Sequence[object]] = []
@@ -242,7 +248,8 @@ def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: f
         value = checksum(req.upserts[key])
         if live.get(key) == value:
             continue
-        upserts.append((repo_id, key, fold_key(key), req.upserts[key], value, now, req.who))
+        at = now if key in live else _shared_at(req, key, now)
+        upserts.append((repo_id, key, fold_key(key), req.upserts[key], value, at, req.who))
         history.append((repo_id, now, req.who, key, value, "upsert"))
         live[key] = value
     tombstones: list[Sequence[object]] = []

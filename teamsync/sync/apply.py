@@ -43,6 +43,8 @@ BATCH = 200
 """Local writes per base-store transaction."""
 WORKERS = 8
 """Threads writing files in parallel (fsync-bound, so more than the cores)."""
+FIRST_TIME_FLOOR = 946_684_800.0
+"""2000-01-01: an older change time on a first share is a broken clock, not an age."""
 
 
 class Applier:
@@ -208,7 +210,9 @@ class Applier:
         if mine is None:
             return []
         base_text = (self.state.content(s.key) if s.base else None) or ""
-        merged = merge3(base_text, mine, remote)
+        # Both sides created the key: an empty side is content too, never "merged" away.
+        created_both = s.base is None and not (mine and remote)
+        merged = None if created_both else merge3(base_text, mine, remote)
         if merged is None and s.key.rsplit("/", 1)[-1] == INDEX_NAME:
             merged = union_lines(remote, mine)
         new_base = (checksum(remote), remote)
@@ -360,6 +364,7 @@ class Applier:
         upserts: dict[str, str] = {}
         deletes: list[str] = []
         preconditions: dict[str, str | None] = {}
+        modified: dict[str, float] = {}
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)
@@ -375,7 +380,18 @@ class Applier:
                 continue
             upserts[s.key] = text
             preconditions[s.key] = s.remote
-        return ChangeSet(upserts, deletes, version, preconditions, _message(upserts, deletes))
+            if s.base is None and s.remote is None:
+                when = self._first_share_time(s.key)
+                if when is not None:
+                    modified[s.key] = when
+        message = _message(upserts, deletes)
+        return ChangeSet(upserts, deletes, version, preconditions, message, modified)
+
+    def _first_share_time(self, key: str) -> float | None:
+        """The local file's change time, when it is a sane past time (else None)."""
+        st = self.team.stat(key)
+        when = None if st is None else st.st_mtime
+        return when if when is not None and FIRST_TIME_FLOOR < when < self.now else None
 
     def pushed(self, changes: ChangeSet, result: Applied) -> None:
         entries: dict[str, tuple[str, str] | None] = {

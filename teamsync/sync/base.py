@@ -47,6 +47,9 @@ class ChangeSet:
     """key -> checksum the remote must still hold (None: must not exist) for per-key CAS."""
     message: str = ""
     """Human description (git commit message body; REST ignores it)."""
+    modified: Mapping[str, float] = field(default_factory=dict)
+    """key -> the sharer's own change time (POSIX), for keys shared for the first time:
+    it travels with the push so teammates see the memory's true age."""
 
 
 @dataclass(frozen=True)

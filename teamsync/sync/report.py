@@ -79,6 +79,8 @@ class SyncReport:
     """Local paths whose subtree could not be listed: left alone this run."""
     stop: Stop | None = None
     """Set when a guard stopped the run before it changed anything."""
+    recovered: list[str] = field(default_factory=list)
+    """Keys with no base here whose base the remote's history supplied (see sync.recover)."""
     version: str | None = None
 
     def exit_code(self) -> int:
@@ -97,6 +99,7 @@ class SyncReport:
             "held_back": [{"key": r.key, "reason": r.reason} for r in self.held_back],
             "unknown": [{"key": r.key, "reason": r.reason} for r in self.unknown],
             "stopped": None if self.stop is None else self.stop.to_json(),
+            "recovered": self.recovered,
             "dry_run": self.dry_run,
         }
 
