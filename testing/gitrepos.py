@@ -85,11 +85,17 @@ class Member:
         return Settings.build(dir=self.memdir, environ=self.environ, cwd=self.home)
 
     def sync(
-        self, mode: Mode = "sync", *, dry_run: bool = False, now: float | None = None
+        self,
+        mode: Mode = "sync",
+        *,
+        dry_run: bool = False,
+        now: float | None = None,
+        yes: bool = False,
     ) -> SyncReport:
+        """One library sync; ``yes`` goes past the mass-change guard, as ``--yes`` does."""
         from teamsync.commands.sync import sync_once
 
-        return sync_once(self.settings, mode=mode, dry_run=dry_run, now=now)
+        return sync_once(self.settings, mode=mode, dry_run=dry_run, now=now, yes=yes)
 
     def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """Run the real ``teamsync`` executable as this teammate."""

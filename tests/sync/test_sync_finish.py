@@ -66,11 +66,12 @@ def test_4500_deletes_push_in_several_requests_and_do_not_block_a_new_file(
             (alice.team / k).unlink()
         alice.write("new.md", memory("New", "unrelated\n"))
         puts_before = _put_count(t)
-        report = alice.sync()
+        assert alice.sync().stop is not None  # the mass-change guard asks first
+        report = alice.sync(yes=True)
         assert len(report.remote_deleted) == 4_500 and report.pushed == ["new.md"]
         assert _put_count(t) - puts_before >= 2  # several requests, each under the limit
         assert set(t.remote_files()) == {"new.md"}
-        bob.sync()
+        bob.sync(yes=True)
         assert bob.files() == {"new.md": memory("New", "unrelated\n")}
 
 
@@ -90,7 +91,7 @@ def test_deletes_on_git_are_one_commit(tmp_path: Path) -> None:
         for i in range(300):
             alice.delete(f"n{i:03}.md")
         alice.write("new.md", "new\n")
-        report = alice.sync()
+        report = alice.sync(yes=True)
         assert len(report.remote_deleted) == 300 and report.pushed == ["new.md"]
         assert set(t.remote_files()) == {"keep.md", "new.md"}
 
