@@ -18,6 +18,7 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -393,3 +394,180 @@ def rule_label(rule_id: str) -> str:
     """The human label of a rule id (specific or generic)."""
     rule = RULES_BY_ID.get(rule_id)
     return rule.label if rule is not None else GENERIC_RULES.get(rule_id, rule_id)
+
+
+# --- the generic layer: a secret-named label, a separator, a plausible value ---------------
+#
+# Labels in the languages teams write memory in. Each maps to the key detect-secrets'
+# KeywordDetector knows ("password" or "secret"), so its filters judge every language
+# the same way. *Strong* labels name a password or secret outright; a *weak* label
+# (token, key, credentials) needs a random-looking value (see generic_value_random).
+
+PASSWORD_LABELS: tuple[str, ...] = (
+    "비밀번호", "패스워드", "암호",  # Korean
+    "密码", "密碼", "口令",  # Chinese
+    "パスワード", "暗証番号",  # Japanese
+    "senha",  # Portuguese
+    "contraseña", "contrasena", "clave",  # Spanish
+    "şifre", "şifresi", "parola", "parolası",  # Turkish
+    "mật khẩu", "mat khau",  # Vietnamese
+    "пароль", "пароля",  # Russian
+    "passwort", "kennwort",  # German
+    "mot de passe", "mdp",  # French
+)  # fmt: skip
+SECRET_LABELS: tuple[str, ...] = (
+    "비밀 키", "비밀키", "시크릿",
+    "密钥", "秘钥", "密鑰",
+    "シークレット", "秘密鍵",
+    "segredo", "chave secreta",
+    "secreto", "clave secreta",
+    "gizli anahtar",
+    "khóa bí mật", "mã bí mật",
+    "секрет", "секретный ключ",
+    "geheimnis", "geheimer schlüssel",
+    "clé secrète",
+)  # fmt: skip
+TOKEN_LABELS: tuple[str, ...] = (
+    "토큰", "令牌", "トークン", "токен", "jeton",
+    "api 키", "api키", "api密钥", "apiキー", "chave de api", "chave da api", "clave de api",
+    "api anahtarı", "khóa api", "ключ api", "api-schlüssel", "clé api", "clé d'api",
+)  # fmt: skip
+FOREIGN_LABELS: tuple[str, ...] = PASSWORD_LABELS + SECRET_LABELS + TOKEN_LABELS
+
+GENERIC_KEYWORDS: tuple[str, ...] = (
+    "pass", "pwd", "secret", "token", "credential", "auth", "key",
+    *sorted({label.split(" ")[0] for label in FOREIGN_LABELS} - {"api"}),
+)  # fmt: skip
+"""Lower-case literals, one of which is on every line the generic layer looks at."""
+
+
+def _alternation(labels: tuple[str, ...]) -> str:
+    ordered = sorted(set(labels), key=len, reverse=True)
+    return "|".join(r"[ \t]?".join(map(re.escape, label.split(" "))) for label in ordered)
+
+
+_EN_STRONG = r"pass(?:word|wd|phrase)|pwd|secret(?:[ _.\-]?(?:access[ _.\-]?)?key)?|credentials?"
+_EN_WEAK = (
+    r"(?:(?:api|auth|access|refresh|bearer|bot|private|client|account|service|db|database"
+    r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass|token|key|authorization)"
+)
+_KEY = (
+    r"(?<![\w.\-/\\])"  # a key starts a word: ``detect-secrets`` is not ``secrets``
+    r"(?P<key>(?P<flag>--)?[\w.\-]*?(?i:" + _EN_STRONG + "|" + _EN_WEAK + r")[\w.\-]*"
+    r"|(?i:" + _alternation(FOREIGN_LABELS) + r"))"
+)
+_QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
+    r"(?:[ \t]+(?i:for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của)"
+    r"(?:[ \t]+la)?[ \t]+[\w.\-]{1,30}){0,2}"
+)
+_ASSIGNMENT = (
+    r"""["'\]]{0,2}[ \t]*(?::=|=>|[:=：＝])(?!=)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"""
+)
+_PROSE_VERB = (
+    r"[ \t]+(?i:is|was|are|were|set[ \t]+to|equals|becomes|ist|lautet|war|est|était|es|era"
+    r"|é|là|было|—|–)[ \t]*[:：]?[ \t]*"
+)
+_PARTICLE = r"(?P<pt>는|은|이|가|를|是|为|為|は|が|を)?"  # CJK markers glued to a label
+_VALUE = (
+    r"""(?:(?P<q>["'`“「『])(?P<qv>[^"'`”」』\n]{1,300})["'`”」』]"""
+    r"""|(?P<uv>[^\s"'`,;)\]}>\u0080-\U0010ffff]{1,300}))"""
+)
+GENERIC_LINE: re.Pattern[str] = re.compile(
+    _KEY
+    + r"(?P<sep>"
+    + _ASSIGNMENT
+    + r"|"
+    + _QUALIFIER
+    + _PARTICLE
+    + r"(?:"
+    + _PROSE_VERB
+    + r"|[ \t]*[:：＝][ \t]*"
+    + r"|(?(pt)[ \t]*|(?!))"  # 비밀번호는 Ab3…, 密码是Ab3…
+    + r"|(?<=[\u3000-\u9fff\uac00-\ud7af])"  # 密码Ab3…: a CJK label glued to the value
+    + r"|[ \t]+(?=[\"'`“「『])"  # senha `…`: a quoted value straight after the label
+    + r"|(?(flag)[ \t]+|(?!))"  # --password VALUE
+    + r"))"
+    + _VALUE
+)
+"""A generic candidate: ``key`` (the label), ``sep`` and the value (``qv`` or ``uv``)."""
+
+_ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # detect_secrets.main:main
+_PROSE_TRAIL = ".,:;!?"
+
+
+def generic_label(key: str) -> tuple[str, bool]:
+    """The KeywordDetector key for a matched label, and whether the label is strong.
+
+    Strong labels map to ``password`` or ``secret``; weak ones to ``api_key``, which
+    KeywordDetector also knows, and for which an entropy finding is preferred.
+    """
+    lowered = key.lower().lstrip("-")
+    if any(label.replace(" ", "") in lowered.replace(" ", "").replace("\t", "")
+           for label in PASSWORD_LABELS):  # fmt: skip
+        return "password", True
+    if any(label.replace(" ", "") in lowered.replace(" ", "") for label in SECRET_LABELS):
+        return "secret", True
+    if re.search(r"pass(?:word|wd|phrase)|pwd", lowered):
+        return "password", True
+    if re.fullmatch(r"[\w.\-]*(?:secret|credentials?)(?:[_.\-]?key)?[\w.\-]*", lowered) and not (
+        re.search(r"secret[_.\-]?(?:name|ref|id|arn|path|file|manager|store)", lowered)
+    ):
+        return "secret", True
+    return "api_key", False
+
+
+_WORDISH = re.compile(
+    r"[A-Za-z]{1,9}"  # a word
+    r"|[A-Z][A-Z0-9_]*_[A-Z0-9_]+"  # an environment variable name
+    r"|[a-z]+(?:[_\-]+[a-z]+)+"  # an identifier
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # an attribute reference (self._key, settings.API_KEY)
+)
+_PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")
+
+
+def generic_value_plausible(value: str) -> bool:
+    """Cheap checks before detect-secrets sees a value: drop words, references, templates."""
+    if len(value) < 6 or any(c.isspace() for c in value) or value[-1] in "-_":
+        return False
+    if not value.isascii() or not value.isprintable():
+        return False  # generated secrets are ASCII; prose in another script is not a value
+    if len(value) < 16 and not any(c.isdigit() for c in value):
+        return False  # short, digit-free values are words far more often than passwords
+    if (
+        value[0] in "$%{<@/~("
+        or value.startswith("./")
+        or "://" in value
+        or "(" in value
+        or "[" in value
+    ):
+        return False
+    if value.startswith(_PUBLIC_PREFIXES) or _WORDISH.fullmatch(value):
+        return False
+    return not looks_like_placeholder(value)
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def generic_value_random(value: str) -> bool:
+    """For a weak label (token, key): long enough, mixed and spread like a generated value."""
+    if len(value) < 16 or not any(c.isdigit() for c in value):
+        return False
+    if not any(c.isalpha() for c in value):
+        return False
+    return _entropy(value) >= 3.3
+
+
+def clean_generic_value(value: str, quoted: bool) -> str:
+    """An unquoted value without the sentence punctuation that follows it."""
+    return value if quoted else value.rstrip(_PROSE_TRAIL)
+
+
+def is_entry_point(value: str) -> bool:
+    """``module.path:function``: a packaging entry point, never a secret."""
+    return _ENTRY_POINT.fullmatch(value) is not None
