@@ -210,7 +210,10 @@ def _writes(command: str, cwd: str, home: str) -> tuple[list[_Write], list[str],
             handed.extend(args[1:])
         piped = output if not redirects else None
     resolved = [_Write(_path(w.target, cwd, home), w.content, w.append) for w in writes if w.target]
-    return resolved, [_path(w, cwd, home) for w in handed], None
+    operands = [
+        w.split("=", 1)[1] if "=" in w else ("" if w.startswith("-") else w) for w in handed
+    ]
+    return resolved, [_path(w, cwd, home) for w in operands if w], None
 
 
 def _into(dest: str, source: str, cwd: str) -> str:

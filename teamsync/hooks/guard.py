@@ -267,7 +267,9 @@ def _may_touch_memory(settings: Settings, raw: str) -> bool:
     if not isinstance(payload, dict):
         return "team" in raw or "memory" in raw
     tool_input = payload.get("tool_input")
-    fields = tool_input if isinstance(tool_input, dict) else {}
+    if not isinstance(tool_input, dict):
+        return "team" in raw or "memory" in raw
+    fields = tool_input
     texts = [str(fields.get(name, "")) for name in (*PATH_FIELDS, "command")]
     cwd = str(payload.get("cwd") or "")
     return "memory" in cwd or any("team" in t or "memory" in t for t in texts)
@@ -352,10 +354,10 @@ def run_guard(settings: Settings, stdin: TextIO, out: TextIO, err: TextIO) -> in
     raw = ""
     timer = hasattr(signal, "setitimer") and threading_main()
     previous: Any = None
-    if timer:
-        previous = signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, _budget(settings))
     try:
+        if timer:
+            previous = signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, _budget(settings))
         try:
             raw = stdin.read()
             reason = evaluate(settings, raw, err)
@@ -367,12 +369,12 @@ def run_guard(settings: Settings, stdin: TextIO, out: TextIO, err: TextIO) -> in
         reason = (
             _failed(settings, raw, err, problem)
             if raw
-            else (f"teamsync guard could not read the hook payload ({problem}); refusing.")
+            else f"teamsync guard could not read the hook payload ({problem}); refusing."
         )
     except Exception as exc:  # noqa: BLE001 - a bug must not let a secret through
         reason = _failed(settings, raw, err, f"internal error ({type(exc).__name__})")
     finally:
-        if timer:
+        if timer and previous is not None:
             signal.signal(signal.SIGALRM, previous)
     if reason is not None:
         out.write(deny_json(reason) + "\n")
