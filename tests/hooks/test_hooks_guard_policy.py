@@ -147,7 +147,8 @@ def test_team_dot_md_is_refused_by_hook_and_library(memdir: Path) -> None:
 
 def test_lone_surrogate_is_refused_by_hook_and_library(memdir: Path) -> None:
     assert write_problem("x.md", "bad \udc80\n") is not None
-    raw = '{"cwd": "%s", "tool_name": "Write", "tool_input": {"file_path": "team/x.md", ' % memdir
+    head = json.dumps({"cwd": str(memdir), "tool_name": "Write"})[:-1]
+    raw = head + ', "tool_input": {"file_path": "team/x.md", '
     reason = run(memdir, raw + '"content": "bad \\udc80"}}')
     assert reason is not None and "surrogate" in reason
 
