@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "sync": "teamsync.cli.sync:sync",
     "check": "teamsync.cli.check:check",
     "scan": "teamsync.cli.scan:scan",
+    "allow": "teamsync.cli.allow:allow",
     "recall": "teamsync.cli.recall:recall",
     "extract": "teamsync.cli.recall:extract",
     "dream": "teamsync.cli.recall:dream",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from teamsync.security.names import name_findings
 from teamsync.security.rules import (
@@ -54,16 +54,22 @@ class Finding:
 
     path: str
     line: int
+    """0 for a secret in the file's name (the path is then shown redacted)."""
     rule: str
     fingerprint: str
+    commit: str | None = None
+    """``scan --git-range``: the commit that added the line."""
 
     def as_dict(self) -> dict[str, str | int]:
-        return {
+        data: dict[str, str | int] = {
             "path": self.path,
             "line": self.line,
             "rule": self.rule,
             "fingerprint": self.fingerprint,
         }
+        if self.commit:
+            data["commit"] = self.commit
+        return data
 
 
 def fingerprint(rule_id: str, secret: str) -> str:
@@ -94,6 +100,7 @@ class _Candidate:
     line: int
     key: str
     value: str = field(repr=False)  # the candidate secret: never in a repr
+    commit: str | None = None
 
 
 class _Text:
@@ -231,7 +238,13 @@ class Scanner:
         return f"Scanner(findings={len(self._findings)}, candidates={len(self._candidates)})"
 
     def add(
-        self, text: str, path: str, *, first_line: int = 1, inline_allow: bool | None = None
+        self,
+        text: str,
+        path: str,
+        *,
+        first_line: int = 1,
+        inline_allow: bool | None = None,
+        commit: str | None = None,
     ) -> None:
         """Scan ``text`` with the specific rules and queue its generic candidate lines.
 
@@ -242,15 +255,18 @@ class Scanner:
         in_name = name_findings(path)  # a secret in the name: shown redacted, reported by rule
         if in_name:
             path = in_name[0].path
-            self._findings.extend(in_name)
+            self._findings.extend(replace(f, commit=commit) for f in in_name)
         doc = _Text(text, path, first_line)
         taken: list[tuple[int, int]] = []
         hits = [hit for rule in RULES for hit in _rule_hits(doc, rule, taken, allow)]
         numbers = doc.line_numbers([hit.offset for hit in hits])
-        self._findings.extend(Finding(path, numbers[h.offset], h.rule, h.fingerprint) for h in hits)
+        self._findings.extend(
+            Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
+        )
         if self.generic:
             taken_lines = {doc.line_span(start)[0] for start, _ in taken}
-            self._candidates.extend(_generic_candidates(doc, taken_lines, allow))
+            found = _generic_candidates(doc, taken_lines, allow)
+            self._candidates.extend(replace(c, commit=commit) if commit else c for c in found)
 
     def finish(self) -> list[Finding]:
         """Every finding so far (generic ones included), minus the baseline, sorted."""
@@ -261,9 +277,11 @@ class Scanner:
             flagged = detect([(c.path, c.key, c.value) for c in self._candidates])
             for index, rule_id, fp in flagged:
                 candidate = self._candidates[index]
-                findings.append(Finding(candidate.path, candidate.line, rule_id, fp))
+                findings.append(
+                    Finding(candidate.path, candidate.line, rule_id, fp, candidate.commit)
+                )
             self._candidates = []
-        unique = {(f.path, f.line, f.rule, f.fingerprint): f for f in findings}
+        unique = {(f.path, f.line, f.rule, f.fingerprint, f.commit): f for f in findings}
         kept = [f for f in unique.values() if f.fingerprint not in self.baseline]
         self._findings = []
         return sorted(kept, key=lambda f: (f.path, f.line, f.rule))

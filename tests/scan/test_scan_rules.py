@@ -148,7 +148,7 @@ def test_placeholder_detection(value: str, placeholder: bool) -> None:
 
 
 def test_finding_holds_no_secret_and_labels_exist() -> None:
-    assert set(Finding.__dataclass_fields__) == {"path", "line", "rule", "fingerprint"}
+    assert set(Finding.__dataclass_fields__) == {"path", "line", "rule", "fingerprint", "commit"}
     assert all(rule_label(rule) != rule for rule in ALL_RULES)
 
 
