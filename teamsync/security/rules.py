@@ -68,18 +68,33 @@ _URL_PASSWORD_PLACEHOLDERS = frozenset(
 )
 
 
+_PLACEHOLDER_RUN = re.compile(r"x{4,}")
+
+
 def looks_like_placeholder(value: str) -> bool:
-    """True for documented examples, template references and low-variety filler."""
+    """True for documented examples, template references and low-variety filler.
+
+    The test is on the whole value: a dictionary word (``example``, ``changeme``…)
+    marks any value, but an ``xxxx`` run, which a long random key holds by chance
+    (about 1 RSA-2048 key in 650), marks a long value only when the x's are a
+    quarter of it or one run of eight.
+    """
     lowered = value.lower()
-    if any(word in lowered for word in _PLACEHOLDER_WORDS):
-        return True
     if any(mark in value for mark in _PLACEHOLDER_MARKS):
         return True
     if hashlib.sha256(value.encode()).hexdigest() in _KNOWN_EXAMPLES:
         return True
     if len(value) >= 16 and len(set(value[-16:])) < 4:
         return True  # a real token's random tail is never this uniform
-    return len(value) >= 12 and len(set(value)) < 6
+    if len(value) >= 12 and len(set(value)) < 6:
+        return True
+    words = [word for word in _PLACEHOLDER_WORDS if word in lowered]
+    if not words:
+        return False
+    if len(value) < 24 or words != ["xxxx"]:
+        return True
+    runs = [len(run) for run in _PLACEHOLDER_RUN.findall(lowered)]
+    return max(runs) >= 8 or 4 * sum(runs) >= len(value)
 
 
 def _token(value: str) -> bool:
@@ -101,6 +116,32 @@ def _jwt(value: str) -> bool:
     if not isinstance(decoded, dict) or str(decoded.get("alg", "")).lower() in ("", "none"):
         return False
     return not looks_like_placeholder(value.split(".", 1)[1])
+
+
+def _shannon(value: str) -> float:
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    return -sum(k / len(value) * math.log2(k / len(value)) for k in counts.values())
+
+
+def _aws_secret(value: str) -> bool:
+    """A 40-character base64 run that is random like an AWS secret, not a hash or filler."""
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    if not any(c.isdigit() for c in value) or _shannon(value) < 4.2:
+        return False
+    return not looks_like_placeholder(value)
+
+
+def _discord_token(value: str) -> bool:
+    """The first segment of a Discord token is the base64 of a numeric user id."""
+    head = value.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode("ascii")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    return decoded.isdigit() and 17 <= len(decoded) <= 20 and not looks_like_placeholder(value)
 
 
 _PEM_HEADER = re.compile(r"^[A-Za-z-]+:.*$", re.MULTILINE)
@@ -138,6 +179,13 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 _B = r"(?![A-Za-z0-9_\-])"  # right boundary for token alphabets
 _ASSIGN = r"""["'\]]{0,2}\s*(?::=|=>|[:=])\s*["']?"""
+_SAY = r"""["'`\]]{0,2}[ \t]*(?::=|=>|[:=：＝]|[ \t](?i:is|was|are)(?:[ \t]*[:=])?)[ \t]*["'`]?"""
+"""An assignment or a prose "is": ``key: V``, ``key = "V"``, ``key is V``, ``key：V``."""
+_AWS_SECRET_LABEL = (
+    r"(?i:aws[ _\-.]?(?:[\w\-]{1,20}[ _\-.]){0,3}?secret(?:[ _\-.]?access)?(?:[ _\-.]?key)?"
+    r"|secret[ _\-.]?(?:access[ _\-.]?)?key)"
+)
+_AWS_KEY_IDS = ("AKIA", "ASIA", "ABIA", "ACCA", "A3T")
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -148,13 +196,18 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "aws-secret-access-key",
         "AWS secret access key",
-        _r(
-            r"(?i:aws[_\-.]?secret(?:[_\-.]?access)?(?:[_\-.]?key)?|secret[_\-.]?access[_\-.]?key)"
-            + _ASSIGN
-            + r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-        ),
+        _r(_AWS_SECRET_LABEL + _SAY + r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
         ("secret",),
+        _aws_secret,
         left_boundary=False,
+    ),
+    Rule(
+        "aws-secret-near-key-id",
+        "AWS secret access key next to its key ID",
+        _r(r"(?<![A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        _AWS_KEY_IDS,
+        _aws_secret,
+        context_chars=300,
     ),
     Rule("gcp-api-key", "Google / GCP API key", _r(r"AIza[0-9A-Za-z_\-]{35}" + _B)),
     Rule(
@@ -328,13 +381,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "discord-bot-token",
-        "Discord bot token",
+        "Discord bot or user token",
         _r(
-            r"(?<![A-Za-z0-9_\-])[MNO][a-zA-Z0-9_\-]{23,25}\.[a-zA-Z0-9_\-]{6}\.[a-zA-Z0-9_\-]{27,38}"
+            r"(?<![A-Za-z0-9_\-])[MNO][a-zA-Z0-9_\-]{22,26}\.[a-zA-Z0-9_\-]{6,7}\.[a-zA-Z0-9_\-]{27,38}"
             + _B
         ),
-        ("discord",),
-        context_chars=400,
+        ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),  # base64 of a user id's first digit
+        _discord_token,
     ),
     Rule(
         "discord-webhook-url",
