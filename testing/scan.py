@@ -59,8 +59,10 @@ def aws_secret(g: random.Random) -> str:
     """40 random base64 characters with every class present (an AWS secret access key)."""
     while True:
         value = r(g, B64, 40)
-        if any(c.isupper() for c in value) and any(c.islower() for c in value) and any(
-            c.isdigit() for c in value
+        if (
+            any(c.isupper() for c in value)
+            and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value)
         ):
             return value
 
@@ -77,8 +79,11 @@ PLANTS: dict[str, Maker] = {
     ),
     "aws-secret-access-key": lambda g: "aws_secret_access_key = " + r(g, B64, 40),
     "aws-secret-near-key-id": lambda g: (
-        "- key id AK" + "IAIOSFODNN7" + "EXAMPLE (the documented one; ours is in the vault)"
-        + ", and the pair of ours: " + aws_secret(g)
+        "- key id AK"
+        + "IAIOSFODNN7"
+        + "EXAMPLE (the documented one; ours is in the vault)"
+        + ", and the pair of ours: "
+        + aws_secret(g)
     ),
     "gcp-api-key": lambda g: "Maps key for staging: AI" + "za" + r(g, URLSAFE, 35),
     "azure-ad-client-secret": lambda g: (

@@ -179,7 +179,10 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 _B = r"(?![A-Za-z0-9_\-])"  # right boundary for token alphabets
 _ASSIGN = r"""["'\]]{0,2}\s*(?::=|=>|[:=])\s*["']?"""
-_SAY = r"""["'`\]]{0,2}[ \t]*(?::=|=>|[:=：＝]|[ \t](?i:is|was|are)(?:[ \t]*[:=])?)[ \t]*["'`]?"""
+_SAY = (
+    r"""["'`\]]{0,2}[ \t]*(?::=|=>|[:=：＝]|[ \t](?i:is|was|are)(?:[ \t]*[:=])?|(?<=[ \t])(?=["'`]))"""
+    r"""[ \t]*["'`]?"""
+)
 """An assignment or a prose "is": ``key: V``, ``key = "V"``, ``key is V``, ``key：V``."""
 _AWS_SECRET_LABEL = (
     r"(?i:aws[ _\-.]?(?:[\w\-]{1,20}[ _\-.]){0,3}?secret(?:[ _\-.]?access)?(?:[ _\-.]?key)?"
@@ -554,7 +557,7 @@ def generic_label(key: str) -> tuple[str, bool]:
     Strong labels map to ``password`` or ``secret``; weak ones to ``api_key``, which
     KeywordDetector also knows, and for which an entropy finding is preferred.
     """
-    lowered = key.lower().lstrip("-")
+    lowered = re.sub(r"[ \t]+", "_", key.lower().lstrip("-"))
     if any(label.replace(" ", "") in lowered.replace(" ", "").replace("\t", "")
            for label in PASSWORD_LABELS):  # fmt: skip
         return "password", True
@@ -618,7 +621,11 @@ def generic_value_random(value: str) -> bool:
 
 def clean_generic_value(value: str, quoted: bool) -> str:
     """An unquoted value without the sentence punctuation that follows it."""
-    return value if quoted else value.rstrip(_PROSE_TRAIL)
+    if quoted:
+        return value
+    while value.endswith(("\\n", "\\r", "\\t")):  # a literal escape closing a code string
+        value = value[:-2]
+    return value.rstrip(_PROSE_TRAIL)
 
 
 def is_entry_point(value: str) -> bool:
