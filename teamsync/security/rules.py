@@ -485,6 +485,8 @@ SECRET_LABELS: tuple[str, ...] = (
 )  # fmt: skip
 TOKEN_LABELS: tuple[str, ...] = (
     "토큰", "令牌", "トークン", "токен", "jeton",
+    "token de acceso", "token de acesso", "token truy cập", "jeton d'accès", "токен доступа",
+    "erişim tokenı", "zugriffstoken", "访问令牌", "アクセストークン", "액세스 토큰",
     "api 키", "api키", "api密钥", "apiキー", "chave de api", "chave da api", "clave de api",
     "api anahtarı", "khóa api", "ключ api", "api-schlüssel", "clé api", "clé d'api",
 )  # fmt: skip
@@ -492,7 +494,7 @@ FOREIGN_LABELS: tuple[str, ...] = PASSWORD_LABELS + SECRET_LABELS + TOKEN_LABELS
 
 GENERIC_KEYWORDS: tuple[str, ...] = (
     "pass", "pwd", "secret", "token", "credential", "auth", "key",
-    *sorted({label.split(" ")[0] for label in FOREIGN_LABELS} - {"api"}),
+    *sorted({word for label in FOREIGN_LABELS for word in label.split(" ")} - {"api", "de", "d'api"}),
 )  # fmt: skip
 """Lower-case literals, one of which is on every line the generic layer looks at."""
 
@@ -507,10 +509,17 @@ _EN_WEAK = (
     r"(?:(?:api|auth|access|refresh|bearer|bot|private|client|account|service|db|database"
     r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass|token|key|authorization)"
 )
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _KEY = (
-    r"(?<![\w.\-/\\])"  # a key starts a word: ``detect-secrets`` is not ``secrets``
-    r"(?P<key>(?P<flag>--)?[\w.\-]*?(?i:" + _EN_STRONG + "|" + _EN_WEAK + r")[\w.\-]*"
-    r"|(?i:" + _alternation(FOREIGN_LABELS) + r"))"
+    r"(?P<key>(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]*?(?i:"
+    + _EN_STRONG
+    + "|"
+    + _EN_WEAK
+    + r")[\w.\-]*"
+    r"|(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if re.search(f"[{_CJK}]", x))) + r")"
+    r"|(?<!\w)(?i:"
+    + _alternation(tuple(x for x in FOREIGN_LABELS if not re.search(f"[{_CJK}]", x)))
+    + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2})"  # пароль администратора
 )
 _QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
     r"(?:[ \t]+(?i:for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của)"
@@ -521,7 +530,7 @@ _ASSIGNMENT = (
 )
 _PROSE_VERB = (
     r"[ \t]+(?i:is|was|are|were|set[ \t]+to|equals|becomes|ist|lautet|war|est|était|es|era"
-    r"|é|là|было|—|–)[ \t]*[:：]?[ \t]*"
+    r"|é|là|было|—|–)(?!\w)[ \t]*[:：]?[ \t]*"
 )
 _PARTICLE = r"(?P<pt>는|은|이|가|를|是|为|為|は|が|を)?"  # CJK markers glued to a label
 _VALUE = (
@@ -537,7 +546,7 @@ GENERIC_LINE: re.Pattern[str] = re.compile(
     + _PARTICLE
     + r"(?:"
     + _PROSE_VERB
-    + r"|[ \t]*[:：＝][ \t]*"
+    + r"|[ \t]*[:：＝=][ \t]*"
     + r"|(?(pt)[ \t]*|(?!))"  # 비밀번호는 Ab3…, 密码是Ab3…
     + r"|(?<=[\u3000-\u9fff\uac00-\ud7af])"  # 密码Ab3…: a CJK label glued to the value
     + r"|[ \t]+(?=[\"'`“「『])"  # senha `…`: a quoted value straight after the label
@@ -558,10 +567,10 @@ def generic_label(key: str) -> tuple[str, bool]:
     KeywordDetector also knows, and for which an entropy finding is preferred.
     """
     lowered = re.sub(r"[ \t]+", "_", key.lower().lstrip("-"))
-    if any(label.replace(" ", "") in lowered.replace(" ", "").replace("\t", "")
-           for label in PASSWORD_LABELS):  # fmt: skip
+    squeezed = re.sub(r"[ \t_]+", "", lowered)
+    if any(label.replace(" ", "") in squeezed for label in PASSWORD_LABELS):
         return "password", True
-    if any(label.replace(" ", "") in lowered.replace(" ", "") for label in SECRET_LABELS):
+    if any(label.replace(" ", "") in squeezed for label in SECRET_LABELS):
         return "secret", True
     if re.search(r"pass(?:word|wd|phrase)|pwd", lowered):
         return "password", True
@@ -577,14 +586,17 @@ _WORDISH = re.compile(
     r"|[A-Z][A-Z0-9_]*_[A-Z0-9_]+"  # an environment variable name
     r"|[a-z]+(?:[_\-]+[a-z]+)+"  # an identifier
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # an attribute reference (self._key, settings.API_KEY)
+    r"|\d[A-Z]?[a-z]{3,}"  # a product name (1Password)
 )
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")
 
 
 def generic_value_plausible(value: str) -> bool:
     """Cheap checks before detect-secrets sees a value: drop words, references, templates."""
-    if len(value) < 6 or any(c.isspace() for c in value) or value[-1] in "-_":
+    if len(value) < 6 or any(c.isspace() for c in value):
         return False
+    if value[-1] in "-_" and all(c.isalnum() or c in "-_" for c in value):
+        return False  # an identifier cut at a dash, not a password ending in one
     if not value.isascii() or not value.isprintable():
         return False  # generated secrets are ASCII; prose in another script is not a value
     if len(value) < 16 and not any(c.isdigit() for c in value):
