@@ -15,6 +15,12 @@ from teamsync.cli._common import AppContext, finish, pass_app
 @click.option("--rule", default="", help="The rule that reported it (for reviewers).")
 @click.option("--path", "where", default="", help="Where it was reported (for reviewers).")
 @click.option(
+    "--repo",
+    default="",
+    metavar="OWNER/NAME",
+    help="On a server's allowlist (`serve --allowlist FILE`): the repository it applies to.",
+)
+@click.option(
     "--file",
     metavar="FILE",
     default=None,
@@ -29,6 +35,7 @@ def allow(
     reason: str,
     rule: str,
     where: str,
+    repo: str,
     file: str | None,
     remove: bool,
     list_only: bool,
@@ -51,6 +58,7 @@ def allow(
         reason=reason,
         rule=rule,
         path=where,
+        repo=repo,
         file=file,
         remove=remove,
         list_only=list_only,

@@ -33,6 +33,7 @@ class AllowRequest:
     reason: str = ""
     rule: str = ""
     path: str = ""
+    repo: str = ""
     file: str | None = None
     remove: bool = False
     list_only: bool = False
@@ -95,7 +96,9 @@ def run_allow(
         if req.remove:
             known.pop(fp, None)
         else:
-            known[fp] = Entry(fp, req.reason.strip(), req.rule, req.path, _who(settings), now_iso())
+            known[fp] = Entry(
+                fp, req.reason.strip(), req.rule, req.path, _who(settings), now_iso(), req.repo
+            )
     save_entries(path, list(known.values()))
     output.success(
         f"teamsync: {len(req.fingerprints)} fingerprint(s) {'removed from' if req.remove else 'added to'} "

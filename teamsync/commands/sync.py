@@ -78,6 +78,13 @@ def init(settings: Settings, output: Output, config: SyncConfig) -> int:
     return 0
 
 
+def load_allowlist(cwd: Path, memdir: Path) -> frozenset[str]:
+    """The reviewed allowlist (project and memory dir); inline comments never count."""
+    from teamsync.security.allowlist import load_allowlist as load
+
+    return load(cwd, memdir)
+
+
 def sync_once(
     settings: Settings,
     *,
@@ -105,6 +112,7 @@ def sync_once(
                     now=time.time() if now is None else now,
                     freshness_dir=settings.state_dir,
                     progress=progress,
+                    allowlist=load_allowlist(settings.cwd, memdir),
                 )
             finally:
                 state.close()

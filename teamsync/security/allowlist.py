@@ -69,6 +69,8 @@ class Entry:
     path: str = ""
     added_by: str = ""
     added_at: str = ""
+    repo: str = ""
+    """On a server's allowlist: the repository it applies to (empty: every repository)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v}

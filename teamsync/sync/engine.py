@@ -57,15 +57,19 @@ def run_sync(
     now: float,
     freshness_dir: Path | None = None,
     progress: Progress | None = None,
+    allowlist: frozenset[str] = frozenset(),
 ) -> SyncReport:
     """Reconcile ``team`` with ``backend``; see the module docstring.
 
     ``status`` is a dry-run ``sync``. ``freshness_dir`` (the user's state dir)
-    receives each pulled file's remote change time.
+    receives each pulled file's remote change time. ``allowlist`` holds the
+    reviewed allowlist's fingerprints: the only findings the gates let through.
     """
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
-    applier = Applier(team, state, report, who=who, now=now, freshness_dir=freshness_dir)
+    applier = Applier(
+        team, state, report, who=who, now=now, freshness_dir=freshness_dir, allowlist=allowlist
+    )
     outcome = "more"
     for _ in range(MAX_ROUNDS):
         outcome = _round(applier, backend, mode, dry, progress)
