@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,6 +119,8 @@ def save_entries(path: Path, entries: list[Entry]) -> None:
         "version": VERSION,
         "fingerprints": [unique[k].as_dict() for k in sorted(unique)],
     }
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".teamsync-allowlist-", dir=path.parent)
     try:
@@ -135,4 +135,6 @@ def save_entries(path: Path, entries: list[Entry]) -> None:
 
 
 def now_iso() -> str:
+    import time
+
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import math
@@ -494,9 +495,10 @@ FOREIGN_LABELS: tuple[str, ...] = PASSWORD_LABELS + SECRET_LABELS + TOKEN_LABELS
 
 GENERIC_KEYWORDS: tuple[str, ...] = (
     "pass", "pwd", "secret", "token", "credential", "auth", "key",
-    *sorted({word for label in FOREIGN_LABELS for word in label.split(" ")} - {"api", "de", "d'api"}),
+    *sorted({max(label.split(" "), key=len) for label in FOREIGN_LABELS}),
 )  # fmt: skip
-"""Lower-case literals, one of which is on every line the generic layer looks at."""
+"""Lower-case literals, one of which is on every line the generic layer looks at (for a
+foreign label, its longest word: a label matches only where all its words are)."""
 
 
 def _alternation(labels: tuple[str, ...]) -> str:
@@ -509,16 +511,25 @@ _EN_WEAK = (
     r"(?:(?:api|auth|access|refresh|bearer|bot|private|client|account|service|db|database"
     r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass|token|key|authorization)"
 )
-_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
+
+
+def _is_cjk(label: str) -> bool:
+    """Hangul, kana or Han in ``label`` (such a label has no word boundary before it)."""
+    return any(
+        "\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
+        for c in label
+    )
+
+
 _KEY = (
     r"(?P<key>(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]*?(?i:"
     + _EN_STRONG
     + "|"
     + _EN_WEAK
     + r")[\w.\-]*"
-    r"|(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if re.search(f"[{_CJK}]", x))) + r")"
+    r"|(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if _is_cjk(x))) + r")"
     r"|(?<!\w)(?i:"
-    + _alternation(tuple(x for x in FOREIGN_LABELS if not re.search(f"[{_CJK}]", x)))
+    + _alternation(tuple(x for x in FOREIGN_LABELS if not _is_cjk(x)))
     + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2})"  # пароль администратора
 )
 _QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
@@ -537,7 +548,7 @@ _VALUE = (
     r"""(?:(?P<q>["'`“「『])(?P<qv>[^"'`”」』\n]{1,300})["'`”」』]"""
     r"""|(?P<uv>[^\s"'`,;)\]}>\u0080-\U0010ffff]{1,300}))"""
 )
-GENERIC_LINE: re.Pattern[str] = re.compile(
+_GENERIC_LINE = (
     _KEY
     + r"(?P<sep>"
     + _ASSIGNMENT
@@ -554,7 +565,17 @@ GENERIC_LINE: re.Pattern[str] = re.compile(
     + r"))"
     + _VALUE
 )
-"""A generic candidate: ``key`` (the label), ``sep`` and the value (``qv`` or ``uv``)."""
+"""The generic candidate pattern's source (compiled on first use by :func:`generic_line`)."""
+
+
+@functools.cache
+def generic_line() -> re.Pattern[str]:
+    """A generic candidate: ``key`` (the label), ``sep`` and the value (``qv`` or ``uv``).
+
+    Compiled on first use (about 8 ms): a text without a secret-named word never pays it.
+    """
+    return re.compile(_GENERIC_LINE)
+
 
 _ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # detect_secrets.main:main
 _PROSE_TRAIL = ".,:;!?"

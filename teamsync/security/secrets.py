@@ -33,11 +33,11 @@ from dataclasses import dataclass, field, replace
 from teamsync.security.names import name_findings
 from teamsync.security.rules import (
     GENERIC_KEYWORDS,
-    GENERIC_LINE,
     RULES,
     Rule,
     clean_generic_value,
     generic_label,
+    generic_line,
     generic_value_plausible,
     generic_value_random,
     is_entry_point,
@@ -199,7 +199,7 @@ def _rule_hits(
 def _generic_candidates(doc: _Text, taken_lines: set[int], inline_allow: bool) -> list[_Candidate]:
     found: dict[int, tuple[str, str]] = {}
     for start, end in doc.keyword_spans(GENERIC_KEYWORDS, 0):
-        for match in GENERIC_LINE.finditer(doc.text, start, end):
+        for match in generic_line().finditer(doc.text, start, end):
             line_start = doc.line_span(match.start())[0]
             if line_start in found or line_start in taken_lines:
                 continue
