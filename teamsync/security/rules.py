@@ -506,10 +506,11 @@ def _alternation(labels: tuple[str, ...]) -> str:
     return "|".join(r"[ \t]?".join(map(re.escape, label.split(" "))) for label in ordered)
 
 
-_EN_STRONG = r"pass(?:word|wd|phrase)|pwd|secret(?:[ _.\-]?(?:access[ _.\-]?)?key)?|credentials?"
+_EN_STRONG = r"pass(?:word|wd|phrase)|pwd|secret(?:[ _.\-]?(?:access[ _.\-]?)?key)?"
 _EN_WEAK = (
     r"(?:(?:api|auth|access|refresh|bearer|bot|private|client|account|service|db|database"
-    r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass|token|key|authorization)"
+    r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass|token|key|authorization"
+    r"|credentials?)"
 )
 
 
@@ -595,7 +596,7 @@ def generic_label(key: str) -> tuple[str, bool]:
         return "secret", True
     if re.search(r"pass(?:word|wd|phrase)|pwd", lowered):
         return "password", True
-    if re.fullmatch(r"[\w.\-]*(?:secret|credentials?)(?:[_.\-]?key)?[\w.\-]*", lowered) and not (
+    if re.fullmatch(r"[\w.\-]*secret(?:[_.\-]?key)?[\w.\-]*", lowered) and not (
         re.search(r"secret[_.\-]?(?:name|ref|id|arn|path|file|manager|store)", lowered)
     ):
         return "secret", True
@@ -608,6 +609,7 @@ _WORDISH = re.compile(
     r"|[a-z]+(?:[_\-]+[a-z]+)+"  # an identifier
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # an attribute reference (self._key, settings.API_KEY)
     r"|\d[A-Z]?[a-z]{3,}"  # a product name (1Password)
+    r"|(?:[A-Z]+[a-z]+|[a-z]+)(?:[A-Z]+[a-z]+)+"  # a CamelCase name (OAuthFlowPassword)
 )
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")
 
