@@ -114,10 +114,14 @@ class SecretFound(SecurityError):
     """Content holds one or more secrets. Carries findings, never the secret."""
 
     def __init__(self, path: str, findings: Sequence[Any]) -> None:
-        rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in findings}))
+        rules = ", ".join(
+            sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
+                    for f in findings})
+        )  # fmt: skip
         super().__init__(
-            f"{path}: refused, it contains a likely secret: {rules}. "
-            "Remove it, or allowlist it with a `teamsync: allow` comment if it is not secret."
+            f"{path}: refused, it contains a likely secret: {rules}. Team memory is shared "
+            "with every collaborator: keep the secret in a secret manager or an environment "
+            "variable, and write only where it is kept."
         )
         self.path = path
         self.findings = list(findings)

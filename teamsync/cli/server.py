@@ -21,12 +21,31 @@ _DB_HELP = "Database URL: sqlite:///PATH (default: a file in the user data dir) 
     type=int,
     help="Most entries one repository may hold.",
 )
+@click.option(
+    "--allowlist",
+    metavar="FILE",
+    default=None,
+    help="The operator's reviewed allowlist (fingerprints; `teamsync allow --file FILE`). "
+    "Inline allow comments in entries never count.",
+)
 @pass_app
-def serve(app: AppContext, host: str, port: int, db: str | None, max_entries: int) -> None:
+def serve(
+    app: AppContext, host: str, port: int, db: str | None, max_entries: int, allowlist: str | None
+) -> None:
     """Run the self-hosted team-memory server (Claude Code wire format + extensions)."""
     from teamsync.commands.serve import serve as run
 
-    finish(run(app.settings, app.output, host=host, port=port, db=db, max_entries=max_entries))
+    finish(
+        run(
+            app.settings,
+            app.output,
+            host=host,
+            port=port,
+            db=db,
+            max_entries=max_entries,
+            allowlist=allowlist,
+        )
+    )
 
 
 @click.group()

@@ -116,6 +116,13 @@ def safety_for(config: SyncConfig, *, yes: bool, recover: Recovery | None) -> Sa
     )
 
 
+def load_allowlist(cwd: Path, memdir: Path) -> frozenset[str]:
+    """The reviewed allowlist (project and memory dir); inline comments never count."""
+    from teamsync.security.allowlist import load_allowlist as load
+
+    return load(cwd, memdir)
+
+
 def sync_once(
     settings: Settings,
     *,
@@ -151,6 +158,7 @@ def sync_once(
                     progress=progress,
                     safety=safety_for(config, yes=yes, recover=recover),
                     where=describe_remote(config),
+                    allowlist=load_allowlist(settings.cwd, memdir),
                 )
             finally:
                 state.close()

@@ -27,6 +27,7 @@ from teamsync.recall.llm import ToolCall
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import guard_write, safe_write
 from teamsync.security.keys import validate_key
+from teamsync.security.names import redact_name
 
 MAX_READ_CHARS = 50_000
 MAX_LISTED = 500
@@ -204,7 +205,7 @@ class MemoryTools:
             self.refused.append((key, message))
             raise ToolError(message) from exc
         except (SecurityError, MemoryFormatError) as exc:
-            self.refused.append((key, str(exc)))
+            self.refused.append((redact_name(key), str(exc)))  # a name may hold the secret
             raise ToolError(f"Refused: {exc}") from exc
         self.proposed[key] = content
         if key not in self.written:

@@ -28,6 +28,8 @@ class Chunk:
     path: str
     text: str
     first_line: int = 1
+    commit: str | None = None
+    """For ``--git-range``: the commit that added these lines."""
 
 
 @dataclass(frozen=True)
@@ -136,19 +138,26 @@ def _diff_path(target: str) -> str | None:
 
 
 def iter_range(git_range: str, cwd: Path, environ: Mapping[str, str]) -> Iterator[Item]:
-    """The lines that the commits in ``A..B`` add, each with its line number in that commit."""
+    """The lines that the commits in ``A..B`` add, each with its line number in that commit.
+
+    Every chunk carries the commit that added it, so a secret added and removed
+    again inside the range still points at a commit (provenance for CI).
+    """
     if ".." not in git_range or git_range.startswith("-"):
         raise UsageError(f"--git-range {git_range!r}: expected A..B (two commits)")
     out = git(["log", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
                "--format=%x00commit %H", git_range, "--"], cwd, git_env(environ))  # fmt: skip
     path: str | None = None
+    commit: str | None = None
     added: dict[int, str] = {}
     number, in_header = 0, False
     for line in out.split(b"\n"):
         if line.startswith((b"\x00commit ", b"diff --git ")):
             if path is not None:
-                yield from (Chunk(path, text, first) for first, text in _blocks(added))
+                yield from (Chunk(path, text, first, commit) for first, text in _blocks(added))
             path, added, in_header = None, {}, line.startswith(b"diff")
+            if line.startswith(b"\x00commit "):
+                commit = line[len(b"\x00commit ") :].decode("ascii", "replace").strip()
         elif in_header and line.startswith(b"+++ "):
             path = _diff_path(line[4:].decode("utf-8", "replace"))
         elif (hunk := _HUNK.match(line)) is not None:
@@ -157,4 +166,4 @@ def iter_range(git_range: str, cwd: Path, environ: Mapping[str, str]) -> Iterato
             added[number] = line[1:].decode("utf-8", "replace")
             number += 1
     if path is not None:
-        yield from (Chunk(path, text, first) for first, text in _blocks(added))
+        yield from (Chunk(path, text, first, commit) for first, text in _blocks(added))

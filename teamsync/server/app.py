@@ -297,7 +297,7 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         body = _parse_body(raw)
         if isinstance(body, Refusal):
             return JSONResponse(body.body, status_code=body.status)
-        refusal = await run_in_threadpool(check_put, body, config)
+        refusal = await run_in_threadpool(check_put, body, config, norm)
         if refusal is not None:
             log.info("PUT repo=%s token=%s refused %s", norm, auth.id, refusal.status)
             return JSONResponse(refusal.body, status_code=refusal.status)

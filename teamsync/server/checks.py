@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from teamsync.security.keys import find_collisions, find_prefix_clashes, is_memory_key, key_problem
+from teamsync.security.names import name_findings, redact_name
 from teamsync.server.limits import ServerConfig, error_body, iso
 from teamsync.server.models import PutBody
 from teamsync.server.storage import WriteOk, WriteRefused
@@ -33,13 +34,17 @@ class Reply:
 Refusal = Reply
 
 
-def check_put(body: PutBody, config: ServerConfig) -> Refusal | None:
-    """The first gate ``body`` fails, as an HTTP refusal; None when all pass."""
+def check_put(body: PutBody, config: ServerConfig, repo: str | None = None) -> Refusal | None:
+    """The first gate ``body`` fails, as an HTTP refusal; None when all pass.
+
+    Inline allow comments in an entry do not count (the writer could add them);
+    only the operator's allowlist for ``repo`` (``teamsync serve --allowlist``) does.
+    """
     return (
         _check_keys(body)
         or _check_checksums(body)
         or _check_contents(body, config)
-        or (_check_secrets(body))
+        or (_check_secrets(body, config.allowed(repo)))
     )
 
 
@@ -47,8 +52,12 @@ def _check_keys(body: PutBody) -> Refusal | None:
     keys = set(body.entries) | set(body.deletes) | set(body.baseChecksums or {})
     bad = []
     for key in sorted(keys):
+        secret = name_findings(key) if isinstance(key, str) else []
         reason = key_problem(key)
-        if reason is None and not is_memory_key(key):
+        if secret:  # a key that holds a secret: refused by rule, never echoed
+            rules = ", ".join(sorted({f.rule for f in secret}))
+            reason = f"the key holds a likely secret ({rules}); name the file for its topic"
+        elif reason is None and not is_memory_key(key):
             reason = "not a memory file (only *.md keys are stored)"
         if reason is not None:
             bad.append({"key": _echo(key), "reason": reason})
@@ -74,8 +83,8 @@ def _check_keys(body: PutBody) -> Refusal | None:
 
 
 def _echo(key: str) -> str:
-    """A refused key as the error body may carry it: lone surrogates escaped, not a 500."""
-    return key.encode("utf-8", "backslashreplace").decode("utf-8")
+    """A refused key as the error body may carry it: secrets redacted, lone surrogates escaped."""
+    return redact_name(key).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _check_checksums(body: PutBody) -> Refusal | None:
@@ -116,12 +125,12 @@ def _check_contents(body: PutBody, config: ServerConfig) -> Refusal | None:
     return None
 
 
-def _check_secrets(body: PutBody) -> Refusal | None:
+def _check_secrets(body: PutBody, allowed: frozenset[str] = frozenset()) -> Refusal | None:
     from teamsync.security.secrets import scan_text
 
     findings = []
     for key in sorted(body.entries):
-        for f in scan_text(body.entries[key], key):
+        for f in scan_text(body.entries[key], key, baseline=allowed):
             findings.append(
                 {"key": key, "line": f.line, "rule": f.rule, "fingerprint": f.fingerprint}
             )

@@ -29,6 +29,12 @@ class ServerConfig:
     max_entries: int = DEFAULT_MAX_ENTRIES
     max_entry_bytes: int = MAX_ENTRY_BYTES
     max_body_bytes: int = MAX_BODY_BYTES
+    allowlist: tuple[tuple[str, str], ...] = ()
+    """The operator's reviewed allowlist: (repo or ``*``, fingerprint) pairs (``serve --allowlist``)."""
+
+    def allowed(self, repo: str | None) -> frozenset[str]:
+        """Fingerprints the operator allowed for ``repo`` (and for every repo)."""
+        return frozenset(fp for r, fp in self.allowlist if r == "*" or r == repo)
 
 
 def iso(ts: float) -> str:

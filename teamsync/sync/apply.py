@@ -59,8 +59,10 @@ class Applier:
         who: str,
         now: float,
         freshness_dir: Path | None,
+        allowlist: frozenset[str] = frozenset(),
     ) -> None:
         self.team, self.state, self.report = team, state, report
+        self.allowlist = allowlist
         self.who, self.now, self.freshness_dir = who, now, freshness_dir
 
     # -- reporting ------------------------------------------------------------------
@@ -134,7 +136,7 @@ class Applier:
 
     def _gate_in(self, key: str, text: str) -> bool:
         try:
-            guard_write(key, text)
+            guard_write(key, text, baseline=self.allowlist)
         except TeamsyncError as exc:
             self.reject(key, f"remote version not written: {gate_reason(exc)}")
             return False
@@ -142,7 +144,7 @@ class Applier:
 
     def _gate_base(self, key: str, text: str) -> bool:
         try:
-            guard_write(key, text)
+            guard_write(key, text, baseline=self.allowlist)
         except TeamsyncError as exc:
             self.reject(key, f"not recorded as synced: {gate_reason(exc)}", held=True)
             return False
@@ -218,7 +220,7 @@ class Applier:
         new_base = (checksum(remote), remote)
         if merged is not None:
             try:
-                guard_write(s.key, merged)
+                guard_write(s.key, merged, baseline=self.allowlist)
             except TeamsyncError as exc:
                 self.reject(s.key, f"merge not written: {gate_reason(exc)}", held=True)
                 return []
@@ -230,7 +232,7 @@ class Applier:
         if copy is None:
             copy = conflict_name(s.key, self.who, self.now, taken)
             try:
-                guard_write(copy, mine)
+                guard_write(copy, mine, baseline=self.allowlist)
             except TeamsyncError as exc:
                 self.reject(s.key, f"conflict not resolved: {gate_reason(exc)}", held=True)
                 return []
@@ -374,7 +376,7 @@ class Applier:
             if text is None:
                 continue
             try:
-                guard_write(s.key, text)
+                guard_write(s.key, text, baseline=self.allowlist)
             except TeamsyncError as exc:
                 self.reject(s.key, f"not pushed: {gate_reason(exc)}", held=True)
                 continue

@@ -71,6 +71,7 @@ def run_sync(
     safety: Safety | None = None,
     where: str = "the remote",
     backoff: Backoff | None = None,
+    allowlist: frozenset[str] = frozenset(),
 ) -> SyncReport:
     """Reconcile ``team`` with ``backend``; see the module docstring.
 
@@ -78,11 +79,14 @@ def run_sync(
     receives each pulled file's remote change time. ``safety`` says which
     guards the person chose to go past; ``where`` names the remote in messages.
     A remote that moved under a push is retried with ``backoff`` (jittered)
-    until its deadline.
+    until its deadline. ``allowlist`` holds the reviewed allowlist's
+    fingerprints: the only findings the gates let through.
     """
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
-    applier = Applier(team, state, report, who=who, now=now, freshness_dir=freshness_dir)
+    applier = Applier(
+        team, state, report, who=who, now=now, freshness_dir=freshness_dir, allowlist=allowlist
+    )
     run = _Run(applier, backend, mode, dry, progress, safety or Safety(), where)
     backoff = backoff or Backoff()
     rounds = 0
