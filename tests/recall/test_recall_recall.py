@@ -47,7 +47,7 @@ def test_manifest_lists_newest_first_in_claude_code_format(memdir: Path) -> None
     manifest, offered = build_manifest(memdir, settings.state_dir)
     lines = manifest.splitlines()
     assert lines[0].startswith("- [reference] reference_board.md (20")
-    assert lines[0].endswith("Z): Grafana board for checkout latency")
+    assert lines[0].endswith("Z, today): Grafana board for checkout latency")
     assert lines[2].startswith("- [project] team/project_freeze.md (")
     assert offered == {"reference_board.md", "feedback_tests.md", "team/project_freeze.md"}
 
@@ -66,7 +66,7 @@ def test_claude_selection_is_used_and_unknown_paths_are_dropped(memdir: Path) ->
     assert result.selector == "claude"
     assert [m.path for m in result.memories] == ["team/project_freeze.md"]
     assert result.memories[0].why.startswith("chosen by claude-sonnet-5-5 from 3 memory headers")
-    assert result.notes == ["ignored 2 path(s) Claude named that are not memories"]
+    assert result.notes == ["ignored 2 path(s) Claude named that were not in its list"]
     manifest = fake.requests[0]["messages"][0]["content"]
     assert "team/project_freeze.md" in manifest and "Merge freeze" in manifest
 
@@ -89,19 +89,25 @@ def test_claude_may_choose_nothing(memdir: Path) -> None:
 )
 def test_failures_fall_back_to_lexical_and_say_so(memdir: Path, step: object, reason: str) -> None:
     fake = FakeAnthropic([step])  # type: ignore[list-item]
-    result = recall(settings_for(memdir), "merge freeze", claude=claude_for(fake))
+    result = recall(settings_for(memdir), "merge freeze", claude=claude_for(fake), mode="lexical")
     assert result.selector == "lexical"
     assert result.memories[0].path == "team/project_freeze.md"
     assert len(result.notes) == 1
     assert result.notes[0].startswith("Claude recall failed:") and reason in result.notes[0]
-    assert result.notes[0].endswith("fell back to lexical ranking")
+    assert result.notes[0].endswith("fell back to offline ranking")
 
 
 def test_offline_or_no_key_never_calls_claude(memdir: Path) -> None:
     fake = FakeAnthropic([json_answer({"selected_memories": ["feedback_tests.md"]})])
-    result = recall(settings_for(memdir), "postgres tests", offline=True, claude=claude_for(fake))
+    result = recall(
+        settings_for(memdir),
+        "postgres tests",
+        offline=True,
+        claude=claude_for(fake),
+        mode="lexical",
+    )
     assert result.selector == "lexical" and fake.requests == []
-    result = recall(settings_for(memdir), "postgres tests")
+    result = recall(settings_for(memdir), "postgres tests", mode="lexical")
     assert result.selector == "lexical"
     assert result.memories[0].path == "feedback_tests.md"
     assert "postgres" in result.memories[0].why
