@@ -85,7 +85,12 @@ def fold(key: str) -> str:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2}
+    """The content words of a memory: frontmatter values and body, not keys or stop words."""
+    from teamsync.recall.tokens import STOP_WORDS, extract_fields
+
+    fields = extract_fields(text)
+    joined = f"{fields.name} {fields.description} {fields.body}".lower()
+    return {w for w in _WORD.findall(joined) if len(w) > 2 and w not in STOP_WORDS}
 
 
 def similarity(a: str, b: str) -> float:
