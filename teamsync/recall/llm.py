@@ -93,10 +93,15 @@ def parse_json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def _translate(exc: Exception, timeout: float) -> LLMError:
+def _translate(exc: Exception, timeout: float, connect: float | None = None) -> LLMError:
     import anthropic
 
     if isinstance(exc, anthropic.APITimeoutError):
+        if connect is not None and "ConnectTimeout" in type(exc.__cause__).__name__:
+            return LLMError(
+                f"could not connect to the Claude API within {connect:g} s; "
+                "check the network or ANTHROPIC_BASE_URL"
+            )
         return LLMError(f"Claude did not answer within {timeout:g} s; try again later")
     if isinstance(exc, anthropic.APIStatusError):
         kind = f" ({exc.type})" if exc.type else ""
@@ -170,7 +175,7 @@ class Claude:
                 **extra,
             )
         except anthropic.AnthropicError as exc:
-            raise _translate(exc, self.timeout) from exc
+            raise _translate(exc, self.timeout, self.connect_timeout) from exc
         return _reply(message)
 
     def structured(

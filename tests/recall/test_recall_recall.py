@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -171,3 +174,58 @@ def test_a_symlinked_memory_is_never_read(memdir: Path, tmp_path: Path) -> None:
     result = recall(settings_for(memdir), "walrus", claude=claude_for(fake))
     assert "walrus.md" not in fake.requests[0]["messages"][0]["content"]
     assert all("walrus secrets" not in m.content for m in result.memories)
+
+
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """A loopback port whose listen backlog is full: a new TCP connect hangs, as to a dead host."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}"
+    for sock in [*fillers, server]:
+        sock.close()
+
+
+def test_an_unreachable_api_falls_back_in_about_a_second(memdir: Path, black_hole: str) -> None:
+    import anthropic  # noqa: F401 - import time is not what is measured
+
+    settings = settings_for(memdir, ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=black_hole)
+    start = time.monotonic()
+    result = recall(settings, "merge freeze", mode="lexical")
+    elapsed = time.monotonic() - start
+    assert result.selector == "lexical"
+    assert result.notes[0].startswith(
+        "Claude recall failed: could not connect to the Claude API within 1 s"
+    )
+    assert result.memories[0].path == "team/project_freeze.md"
+    assert elapsed < 3.0, f"fallback took {elapsed:.1f} s"
+
+
+def test_past_200_memories_the_manifest_offers_the_query_candidates(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    now = time.time()
+    for i in range(230):
+        put(
+            root, f"team/project_{i:03d}.md", memory(f"fact {i}", f"Filler fact {i}"), mtime=now - i
+        )
+    put(
+        root,
+        "team/project_old.md",
+        memory("okapi", "The okapi migration runbook"),
+        mtime=now - 10**6,
+    )
+    fake = FakeAnthropic([json_answer({"selected_memories": ["team/project_old.md"]})])
+    result = recall(settings_for(root), "okapi migration", claude=claude_for(fake))
+    manifest = fake.requests[0]["messages"][0]["content"]
+    assert "team/project_old.md" in manifest and manifest.count("\n- [") == 200
+    assert [m.path for m in result.memories] == ["team/project_old.md"] and result.notes == []
