@@ -30,7 +30,12 @@ def memdir(tmp_path: Path) -> Path:
     return root
 
 
-MERGED = memory("pnpm", "Use pnpm for the web workspace; never npm", "feedback", "Merged.\n")
+MERGED = memory(
+    "pnpm",
+    "Use pnpm for the web workspace; always pnpm install, never npm",
+    "feedback",
+    "The fact.\n",
+)
 
 
 def merge_plan(**overrides: Any) -> dict[str, Any]:
@@ -97,7 +102,7 @@ def test_forced_dream_applies_the_plan_with_backup_and_index(memdir: Path) -> No
             merge_plan(
                 deletions=[{"path": f"team/project_{i}.md", "reason": "dup"} for i in range(3)]
             ),
-            "remove 3 of 10 memories (30%), more than the 25% limit",
+            "change 4 of 10 memories (1 write(s), 3 deletion(s)), more than the cap of 2",
         ),
         (
             merge_plan(deletions=[{"path": "feedback_b.md", "reason": "  "}]),
@@ -253,3 +258,112 @@ def test_a_secret_in_the_plan_prose_is_refused_and_never_kept(memdir: Path, wher
     assert (memdir / "feedback_b.md").exists()
     kept = [p.read_bytes() for p in settings.state_dir.rglob("*") if p.is_file()]
     assert not any(token.encode() in b for b in kept)
+
+
+PRIVATE = memory(
+    "terse answers",
+    "The user wants short answers without a closing recap",
+    "feedback",
+    "Answer briefly and skip the closing summary of the diff.\n",
+)
+
+
+def _refused(memdir: Path, plan: dict[str, Any], message: str) -> None:
+    snapshot = {p: p.read_text() for p in memdir.rglob("*.md")}
+    fake = FakeAnthropic([json_answer(plan)])
+    with pytest.raises(PlanRefused, match=message):
+        dream(settings_for(memdir), force=True, claude=claude_for(fake))
+    assert {p: p.read_text() for p in memdir.rglob("*.md")} == snapshot
+
+
+def test_dream_never_moves_a_private_memory_into_team(memdir: Path) -> None:
+    put(memdir, "feedback_terse.md", PRIVATE)
+    moved = {"path": "team/feedback_terse.md", "content": PRIVATE, "reason": "share it"}
+    gone = {"path": "feedback_terse.md", "reason": "moved to team/feedback_terse.md"}
+    _refused(
+        memdir, merge_plan(writes=[moved], deletions=[gone]), "across the private/team boundary"
+    )
+    # a copy without the deletion is the same leak
+    _refused(memdir, merge_plan(writes=[moved], deletions=[]), "across the private/team boundary")
+    # "merged into" a team file is a move too
+    shared = {"path": "team/project_0.md", "content": PRIVATE, "reason": "merged"}
+    merged = {"path": "feedback_terse.md", "reason": "merged into team/project_0.md"}
+    _refused(memdir, merge_plan(writes=[shared], deletions=[merged]), "boundary")
+
+
+def test_the_cap_counts_writes_as_well_as_deletions(memdir: Path) -> None:
+    rewrites = [
+        {
+            "path": f"team/project_{i}.md",
+            "content": memory(f"fact {i}", f"Fact {i}, dated"),
+            "reason": "dates",
+        }
+        for i in range(3)
+    ]
+    _refused(
+        memdir, merge_plan(writes=rewrites, deletions=[]), "change 3 of 10 memories \\(3 write"
+    )
+
+
+def test_merged_into_must_name_a_file_that_exists_and_holds_the_content(memdir: Path) -> None:
+    ghost = merge_plan(
+        deletions=[{"path": "feedback_b.md", "reason": "merged into feedback_zz.md"}]
+    )
+    _refused(memdir, ghost, "merged into feedback_zz.md, which does not exist")
+    thin = memory("pnpm", "Package manager", "feedback", "Web workspace.\n")
+    lost = merge_plan(writes=[{"path": "feedback_a.md", "content": thin, "reason": "merged"}])
+    _refused(memdir, lost, "feedback_a.md holds only \\d+% of its words")
+    # merged into an existing, untouched file that already holds the content: fine
+    put(memdir, "feedback_c.md", MERGED)
+    ok = {
+        "summary": "s",
+        "writes": [],
+        "deletions": [{"path": "feedback_b.md", "reason": "merged into feedback_c.md"}],
+    }
+    result = dream(
+        settings_for(memdir), force=True, claude=claude_for(FakeAnthropic([json_answer(ok)]))
+    )
+    assert result.ran and not (memdir / "feedback_b.md").exists()
+
+
+def test_case_variant_names_and_user_memories_in_team_are_refused(memdir: Path) -> None:
+    variant = merge_plan(writes=[{"path": "Feedback_A.md", "content": MERGED, "reason": "r"}])
+    _refused(memdir, variant, "differs from feedback_a.md only by case")
+    user = memory("role", "The user is a data scientist", "user")
+    _refused(
+        memdir,
+        merge_plan(
+            writes=[{"path": "team/user_role.md", "content": user, "reason": "r"}], deletions=[]
+        ),
+        "user memory into team/",
+    )
+
+
+def test_a_failure_part_way_restores_every_pre_image(memdir: Path) -> None:
+    from teamsync.errors import SecurityError
+
+    before = {p: p.read_text() for p in memdir.rglob("*.md")}
+    other = memory("other", "Something else entirely", "project", "Unrelated body.\n")
+    plan = {
+        "summary": "s",
+        "writes": [
+            {"path": "feedback_a.md", "content": MERGED, "reason": "dates"},
+            # passes validation, fails on disk: its parent is a file
+            {"path": "team/project_0.md/inner.md", "content": other, "reason": "r"},
+        ],
+        "deletions": [],
+    }
+    fake = FakeAnthropic([json_answer(plan)])
+    with pytest.raises(SecurityError):
+        dream(settings_for(memdir), force=True, claude=claude_for(fake))
+    assert {p: p.read_text() for p in memdir.rglob("*.md")} == before
+
+
+def test_the_dream_prompt_gives_todays_date(memdir: Path) -> None:
+    from datetime import UTC, datetime
+
+    fake = FakeAnthropic([json_answer({"summary": "", "writes": [], "deletions": []})])
+    dream(settings_for(memdir), force=True, claude=claude_for(fake))
+    assert (
+        f"Today's date is {datetime.now(UTC).strftime('%Y-%m-%d')}." in fake.requests[0]["system"]
+    )
