@@ -198,7 +198,7 @@ class MemoryTools:
             result["content"] = str(exc)
             result["is_error"] = True
             path = call.input.get("path")
-            entry = (path if isinstance(path, str) else "?", str(exc))
+            entry = (redact_name(path) if isinstance(path, str) else "?", str(exc))
             if call.name in ("write_file", "edit_file") and entry not in self.refused:
                 self.refused.append(entry)  # key and format refusals are reported too
         return result
@@ -246,7 +246,10 @@ class MemoryTools:
         return self._store(key, text.replace(old, new, 1))
 
     def _refuse(self, key: str, message: str) -> ToolError:
-        self.refused.append((key, message))
+        """Record and build a refusal; a secret in the name is never repeated (rule id instead)."""
+        shown = redact_name(key)
+        message = message.replace(key, shown)
+        self.refused.append((shown, message))
         return ToolError(message)
 
     def _store(self, key: str, content: str) -> str:
