@@ -10,6 +10,7 @@ import traceback
 
 import click
 
+from teamsync._extras import missing_extra
 from teamsync.errors import TeamsyncError
 
 EXIT_OK = 0
@@ -40,13 +41,21 @@ def run_with_exit_codes(command: click.Command, args: list[str]) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return EXIT_FINDINGS
+    except ModuleNotFoundError as exc:
+        missing = missing_extra(exc)
+        if missing is None:
+            return _unexpected(exc)
+        click.echo(f"error: {missing}", err=True)
+        return missing.exit_code
     except Exception as exc:  # noqa: BLE001 - the last resort, with a pointer for a bug report
-        click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
-        if "TEAMSYNC_DEBUG" in os.environ:
-            traceback.print_exc()
-        else:
-            click.echo(
-                "This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True
-            )
-        return EXIT_UNEXPECTED
+        return _unexpected(exc)
     return int(result) if isinstance(result, int) else EXIT_OK
+
+
+def _unexpected(exc: BaseException) -> int:
+    click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
+    if "TEAMSYNC_DEBUG" in os.environ:
+        traceback.print_exc()
+    else:
+        click.echo("This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True)
+    return EXIT_UNEXPECTED

@@ -43,6 +43,14 @@ from teamsync.cli._common import AppContext, finish, pass_app
     is_flag=True,
     help="Only the curated token rules; skip detect-secrets' generic password/entropy checks.",
 )
+@click.option(
+    "--exit-code",
+    type=click.IntRange(0, 255),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Exit status when secrets are found (0: report without failing the job).",
+)
 @pass_app
 def scan(
     app: AppContext,
@@ -54,6 +62,7 @@ def scan(
     baseline: str | None,
     update_baseline: bool,
     no_generic: bool,
+    exit_code: int,
 ) -> None:
     """Find secrets in PATHs (files or directories; default: the memory dir or .).
 
@@ -72,5 +81,6 @@ def scan(
         baseline=baseline,
         update_baseline=update_baseline,
         generic=not no_generic,
+        exit_code=exit_code,
     )
     finish(run_scan(app.settings, app.output, request))

@@ -26,6 +26,10 @@ def serve(
     max_entries: int = DEFAULT_MAX_ENTRIES,
 ) -> int:
     """Serve until interrupted; returns 0 after a clean shutdown."""
+    from teamsync._extras import require
+
+    require("fastapi")
+    require("uvicorn")
     import uvicorn
 
     from teamsync.server.app import create_app
