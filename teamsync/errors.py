@@ -36,6 +36,8 @@ class TeamsyncError(Exception):
     """Base class: an expected failure with a one-line, actionable message."""
 
     exit_code: int = 1
+    kind: str | None = None
+    """A stable machine-readable name for ``--json`` errors (default: from the class name)."""
 
 
 class UsageError(TeamsyncError):

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import traceback
 
@@ -21,41 +22,84 @@ EXIT_INTERRUPTED = 130
 
 
 def run_with_exit_codes(command: click.Command, args: list[str]) -> int:
+    """Run the CLI; every outcome becomes an exit code (and, under --json, errors a JSON object).
+
+    With ``--json`` an error is also printed on stdout as
+    ``{"error": {"kind": …, "message": …}}``; the exit code is the same.
+    """
+    report = _Reporter(json_mode=_wants_json(args))
     try:
         result = command.main(args=args, prog_name="teamsync", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:  # UsageError, BadParameter, …
         exc.show()
+        report.json("usage", exc.format_message())
         return EXIT_USAGE if exc.exit_code == 2 else int(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
+        report.json("interrupted", "aborted")
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
+        report.json("interrupted", "interrupted")
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except TeamsyncError as exc:
-        click.echo(f"error: {exc}", err=True)
+        report.error(exc, error_kind(exc))
         return exc.exit_code
     except BrokenPipeError:
         return EXIT_FINDINGS
     except ModuleNotFoundError as exc:
         missing = missing_extra(exc)
         if missing is None:
-            return _unexpected(exc)
-        click.echo(f"error: {missing}", err=True)
+            return report.unexpected(exc)
+        report.error(missing, "missing-extra")
         return missing.exit_code
     except Exception as exc:  # noqa: BLE001 - the last resort, with a pointer for a bug report
-        return _unexpected(exc)
+        return report.unexpected(exc)
     return int(result) if isinstance(result, int) else EXIT_OK
 
 
-def _unexpected(exc: BaseException) -> int:
-    click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
-    if "TEAMSYNC_DEBUG" in os.environ:
-        traceback.print_exc()
-    else:
-        click.echo("This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True)
-    return EXIT_UNEXPECTED
+def error_kind(exc: TeamsyncError) -> str:
+    """``exc.kind``, else the class name in kebab case (``AuthError`` -> ``auth``)."""
+    if exc.kind:
+        return exc.kind
+    name = type(exc).__name__.removesuffix("Error")
+    return "".join(f"-{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+def _wants_json(args: list[str]) -> bool:
+    """``--json`` among the global options (before the verb)."""
+    for arg in args:
+        if arg == "--json":
+            return True
+        if arg == "--":
+            return False
+    return False
+
+
+class _Reporter:
+    def __init__(self, *, json_mode: bool) -> None:
+        self.json_mode = json_mode
+
+    def json(self, kind: str, message: str) -> None:
+        if self.json_mode:
+            payload = {"error": {"kind": kind, "message": message}}
+            click.echo(json.dumps(payload, indent=2))
+
+    def error(self, exc: BaseException, kind: str) -> None:
+        click.echo(f"error: {exc}", err=True)
+        self.json(kind, str(exc))
+
+    def unexpected(self, exc: BaseException) -> int:
+        click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
+        if "TEAMSYNC_DEBUG" in os.environ:
+            traceback.print_exc()
+        else:
+            click.echo(
+                "This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True
+            )
+        self.json("unexpected", f"unexpected {type(exc).__name__}: {exc}")
+        return EXIT_UNEXPECTED

@@ -68,6 +68,11 @@ dry_run_option = click.option(
     default=None,
     help="REST: a 0600 file holding the token (default: TEAMSYNC_TOKEN).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Git: accept a branch that holds files other than memory files (a code branch).",
+)
 @pass_app
 def init(
     app: AppContext,
@@ -76,14 +81,26 @@ def init(
     rest_url: str | None,
     repo: str | None,
     token_file: str | None,
+    force: bool,
 ) -> None:
-    """Set up sync for this memory directory (config goes beside team/, never in it)."""
+    """Set up sync for this memory directory (config goes beside team/, never in it).
+
+    The remote is checked first: a missing repository, a code branch or a URL
+    that is no team-memory server is refused and nothing is written.
+    Re-running init says which configuration it replaces.
+
+    \b
+    Examples:
+      teamsync init --git git@example.com:team/memory.git
+      teamsync init --git origin                  # the project's own remote, branch teamsync/memory
+      teamsync init --rest http://127.0.0.1:8787 --repo acme/app
+    """
     from teamsync.commands.sync import init as run_init
 
     config = _init_config(
         git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
     )
-    finish(run_init(app.settings, app.output, config))
+    finish(run_init(app.settings, app.output, config, force=force))
 
 
 def _init_config(

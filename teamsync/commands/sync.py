@@ -14,16 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from teamsync.config import Settings
-from teamsync.errors import UsageError
+from teamsync.errors import ConfigError, UsageError
 from teamsync.memdir.paths import memory_dir
 from teamsync.output import Output, printable
 from teamsync.security.fs import SafeDir
 from teamsync.sync import BACKENDS
 from teamsync.sync.base import Backend
-from teamsync.sync.config import SyncConfig, load_config, save_config
+from teamsync.sync.config import SyncConfig, config_path, load_config, save_config
 from teamsync.sync.engine import Mode, Progress, SyncReport, run_sync
 from teamsync.sync.gitcmd import project_remote_url, sanitize_url
-from teamsync.sync.state import BaseStore
+from teamsync.sync.local import NOT_MEMORY
+from teamsync.sync.state import BaseStore, store_path
 
 ProgressFactory = Callable[[], Progress]
 
@@ -56,26 +57,86 @@ def _normalize_git_url(url: str, settings: Settings) -> str:
     return str(path if path.is_absolute() else (cwd / path).resolve())
 
 
-def init(settings: Settings, output: Output, config: SyncConfig) -> int:
-    """Check the remote answers, then write ``<memdir>/teamsync.yaml`` (beside ``team/``)."""
+def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool = False) -> int:
+    """Check the remote answers, then write ``<memdir>/teamsync.yaml`` (beside ``team/``).
+
+    Refused, with nothing written: a git branch holding files that are not
+    memory files (a code branch) unless ``force``; a REST URL that is not a
+    team-memory server. Re-running init says what it replaces.
+    """
     if config.backend == "git":
         config = SyncConfig("git", _normalize_git_url(config.url, settings), config.branch)
     memdir = memory_dir(settings)
-    (memdir / "team").mkdir(parents=True, exist_ok=True)
+    previous = _previous_config(memdir)
     backend = open_backend(config, settings)
     try:
         snap = backend.snapshot()
+        check_server = getattr(backend, "check_server", None)
+        if callable(check_server):
+            check_server()
     finally:
         backend.close()
-    path = save_config(memdir, config)
+    foreign = sorted(k for k, why in snap.rejected.items() if why == NOT_MEMORY)
+    if config.backend == "git" and foreign and not force:
+        shown = ", ".join(printable(k) for k in foreign[:3]) + (", …" if len(foreign) > 3 else "")
+        raise ConfigError(
+            f"branch {config.branch} of {sanitize_url(config.url)} holds {len(foreign)} "
+            f"file(s) that are not memory files ({shown}): it looks like a code branch, and "
+            "`teamsync push` would commit memory files into it. Use a branch of its own "
+            "(omit --branch for teamsync/memory), or pass --force if this branch is meant "
+            "to hold team memory. Nothing was written."
+        )
+    (memdir / "team").mkdir(parents=True, exist_ok=True)
+    path = _save(memdir, config)
     where = f"branch {config.branch} of " if config.backend == "git" else ""
     state = f"{len(snap.checksums)} memories there" if snap.version else "nothing there yet"
+    if previous is not None and previous != config:
+        output.info(f"Replaced the previous configuration: {_describe(previous)}.")
+    elif previous == config:
+        output.info("The configuration was already this; rewrote it unchanged.")
     output.success(f"teamsync will sync {memdir / 'team'} with {where}{sanitize_url(config.url)}")
     output.info(f"{state}; configuration written to {path}. Next: `teamsync sync`.")
     output.emit(
-        {"config": str(path), "backend": config.backend, "remote_entries": len(snap.checksums)}
+        {
+            "config": str(path),
+            "backend": config.backend,
+            "remote_entries": len(snap.checksums),
+            "replaced": previous.to_dict() if previous is not None else None,
+        }
     )
     return 0
+
+
+def _describe(config: SyncConfig) -> str:
+    if config.backend == "git":
+        return f"git {sanitize_url(config.url)} branch {config.branch}"
+    return f"rest {sanitize_url(config.url)}" + (f" repo {config.repo}" if config.repo else "")
+
+
+def _previous_config(memdir: Path) -> SyncConfig | None:
+    """The configuration init would replace (None when there is none or it is unreadable)."""
+    path = config_path(memdir)
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a directory, where teamsync keeps its configuration file. Move it "
+            f"away (`mv {path} {path}.old`) and run init again."
+        )
+    if not path.exists():
+        return None
+    try:
+        return load_config(memdir)
+    except ConfigError:
+        return None  # unreadable or invalid: init replaces it, as the error message says
+
+
+def _save(memdir: Path, config: SyncConfig) -> Path:
+    try:
+        return save_config(memdir, config)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write {config_path(memdir)}: {exc.strerror}; check that the memory "
+            "directory is writable"
+        ) from exc
 
 
 def sync_once(
@@ -93,7 +154,7 @@ def sync_once(
     try:
         backend = open_backend(config, settings)
         try:
-            state = BaseStore.open(settings.state_dir, team.root, remote_id(config))
+            state = _open_state(settings, team.root, remote_id(config))
             try:
                 return run_sync(
                     team,
@@ -112,6 +173,26 @@ def sync_once(
             backend.close()
     finally:
         team.close()
+
+
+def _open_state(settings: Settings, team_root: Path, rid: str) -> BaseStore:
+    """The base store; a corrupt one is named with the way out (never silently reset)."""
+    import sqlite3
+
+    path = store_path(settings.state_dir, team_root, rid)
+    try:
+        state = BaseStore.open(settings.state_dir, team_root, rid)
+        state.checksums()  # reads the table: a damaged file fails here, not mid-run
+        return state
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(
+            f"the sync-state database {path} is damaged ({exc}). Move it aside "
+            f"(`mv '{path}' '{path}.damaged'`) and sync again: teamsync then compares both "
+            "sides afresh and keeps both versions of any file that differs, so nothing is lost"
+        ) from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path} is a directory where the sync-state database should be; "
+                          "move it aside and sync again") from exc  # fmt: skip
 
 
 def run(
@@ -157,15 +238,17 @@ def _print(output: Output, report: SyncReport) -> None:
 
 
 def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) -> None:
-    verb = "would " if report.dry_run else ""
+    dry = report.dry_run
     for c in report.conflicts:
         copy = rel(c.copy) if c.copy else "a conflict copy"
+        kept = "would keep" if dry else "kept"
         output.warn(
-            f"both sides changed {rel(c.key)}: {verb}keep your version as {copy}; "
-            f"theirs is in {rel(c.key)}. Compare them, keep what matters, delete the copy."
+            f"both sides changed {rel(c.key)}: {kept} your version as {copy} and "
+            f"the remote's in {rel(c.key)}; compare them, then delete the copy"
         )
     for key in report.merged:
-        output.info(f"{verb}merge your edits and the remote's in {rel(key)}")
+        merged = "would merge" if dry else "merged"
+        output.info(f"{merged} your edits and the remote's in {rel(key)}")
     counts = [
         (len(report.written), "written here"),
         (len(report.deleted), "deleted here"),

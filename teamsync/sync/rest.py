@@ -70,6 +70,7 @@ class RestBackend:
         self._etag: str | None = None
         self._snap: Snapshot | None = None
         self._texts: dict[str, str] = {}
+        self.not_found: tuple[Mapping[str, str], bytes] | None = None
 
     # -- reading ----------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -81,6 +82,7 @@ class RestBackend:
         if status == 304 and self._snap is not None:
             return self._snap
         if status == 404:
+            self.not_found = (head, body)  # `init` checks it came from a team-memory server
             self._etag, self._texts = None, {}
             self._snap = Snapshot(version=None, checksums={})
             return self._snap
@@ -194,6 +196,15 @@ class RestBackend:
             if isinstance(listed, list):
                 self.extensions = frozenset(x for x in listed if isinstance(x, str))
         return self.extensions
+
+    def check_server(self) -> None:
+        """After an empty (404) snapshot: refuse a URL that is no team-memory server."""
+        from teamsync.sync.rest_probe import check_empty_answer
+
+        if self.not_found is not None:
+            head, body = self.not_found
+            has_caps = self.extensions is not None or bool(self._extensions())
+            check_empty_answer(self.http.where, head, body, capabilities=has_caps)
 
     def identity(self) -> str:
         return self.who
