@@ -212,6 +212,10 @@ def run(
     return report.exit_code()
 
 
+_FS_REFUSALS = ("permission denied", "read-only file system", "operation not permitted")
+"""Reasons (OSError strerror) that mean the team directory is not writable."""
+
+
 def _lines(title: str, keys: list[str]) -> list[str]:
     return [f"{title}:", *(f"  {printable(k)}" for k in keys)] if keys else []
 
@@ -227,11 +231,27 @@ def _print(output: Output, report: SyncReport) -> None:
             + _lines("Would merge", report.merged)
             + _lines("Would conflict", [c.key for c in report.conflicts])
         )
-        for line in blocks or ["Up to date: nothing to pull or push."]:
+        if not blocks:
+            unsynced = len(report.rejected) + len(report.held_back)
+            blocks = (
+                [f"Not in sync: {unsynced} file(s) cannot be synced (see below)."]
+                if unsynced
+                else ["Up to date: nothing to pull or push."]
+            )
+        for line in blocks:
             output.info(line)
     else:
         _print_run(output, report, rel)
+    denied = [r for r in report.rejected if r.reason.endswith(_FS_REFUSALS)]
+    if denied:
+        output.warn(
+            f"{len(denied)} file(s) in team/ could not be written or removed "
+            f"({denied[0].reason.rpartition(': ')[2]}), e.g. {rel(denied[0].key)}. Make the "
+            "team directory and its files writable (`chmod -R u+w` it) and run the command again"
+        )
     for r in report.rejected:
+        if r in denied:
+            continue
         output.warn(f"{rel(r.key)}: {printable(r.reason)}")
     for r in report.held_back:
         output.warn(f"{rel(r.key)}: held back, {printable(r.reason)}")

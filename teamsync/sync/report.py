@@ -49,6 +49,8 @@ def gate_reason(exc: BaseException) -> str:
     if isinstance(exc, SecretFound):
         rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in exc.findings}))
         return f"contains a likely secret: {rules}"
+    if isinstance(exc, OSError) and exc.strerror:  # never a temp file's name
+        return exc.strerror.lower()
     return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)
 
 

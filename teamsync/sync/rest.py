@@ -126,7 +126,10 @@ class RestBackend:
         version = changes.base_version
         done: dict[str, str] = {}
         for batch in _batches(changes.upserts, deletes, cas):
-            result = self._put(batch, version)
+            try:
+                result = self._put(batch, version)
+            except TooManyEntries as exc:
+                raise exc.after_partial_push(len(done), self._total_after(changes)) from None
             if isinstance(result, PreconditionFailed):
                 return result
             version = result
@@ -166,12 +169,16 @@ class RestBackend:
             most, got = details.get("max_entries"), details.get("received_entries")
             if isinstance(most, int):
                 self.server_max_entries = most
-            return BackendError(
-                f"{self.http.where} holds at most {most} memories per repository and this push "
-                f"would make {got}; delete memories the team no longer needs, then push again"
-            )
+            return TooManyEntries(self.http.where, most, got)
         why = error_message(body) or "request too large"
         return BackendError(f"{self.http.where} refused the push (413): {why}")
+
+    def _total_after(self, changes: ChangeSet) -> int | None:
+        """How many entries the whole push would leave on the server (None: unknown)."""
+        if self._snap is None:
+            return None
+        keys = set(self._snap.checksums) | set(changes.upserts)
+        return len(keys - set(changes.deletes))
 
     def _unexpected(self, status: int, body: bytes, what: str) -> BackendError:
         why = error_message(body)
@@ -211,6 +218,32 @@ class RestBackend:
 
     def close(self) -> None:
         self.http.close()
+
+
+class TooManyEntries(BackendError):
+    """The server's entry cap refused a batch (413 ``team_memory_too_many_entries``)."""
+
+    def __init__(self, where: str, most: object, got: object, text: str | None = None) -> None:
+        super().__init__(
+            text
+            or f"{where} holds at most {most} memories per repository and this push would "
+            f"make {got}; delete memories the team no longer needs, then push again"
+        )
+        self.where, self.most = where, most
+
+    def after_partial_push(self, stored: int, total: int | None) -> TooManyEntries:
+        """The message once earlier batches of the same push were already stored."""
+        whole = f"this push would make {total}" if total is not None else "this push is larger"
+        kept = (
+            f"; {stored} of its memories were already stored (the rest were not sent)"
+            if stored
+            else ""
+        )
+        text = (
+            f"{self.where} holds at most {self.most} memories per repository and {whole}{kept}. "
+            "Delete memories the team no longer needs, then push again"
+        )
+        return TooManyEntries(self.where, self.most, total, text)
 
 
 def _json(body: bytes, where: str) -> dict[str, Any]:
