@@ -27,13 +27,16 @@ def run_with_exit_codes(command: click.Command, args: list[str]) -> int:
     With ``--json`` an error is also printed on stdout as
     ``{"error": {"kind": …, "message": …}}``; the exit code is the same.
     """
-    report = _Reporter(json_mode=_wants_json(args))
+    report = _Reporter(json_mode=_wants_json(args), verbose=_global_flag(args, "--verbose", "-v"))
     try:
         result = command.main(args=args, prog_name="teamsync", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:  # UsageError, BadParameter, …
         exc.show()
+        hint = _global_option_hint(exc, args)
+        if hint:
+            click.echo(hint, err=True)
         report.json("usage", exc.format_message())
         return EXIT_USAGE if exc.exit_code == 2 else int(exc.exit_code)
     except click.exceptions.Abort:
@@ -62,6 +65,22 @@ def run_with_exit_codes(command: click.Command, args: list[str]) -> int:
     return int(result) if isinstance(result, int) else EXIT_OK
 
 
+_GLOBAL = ("--dir", "--json", "--quiet", "-q", "--verbose", "-v", "--color")
+
+
+def _global_option_hint(exc: click.ClickException, args: list[str]) -> str | None:
+    """For ``teamsync status --json``: say that global options go before the verb."""
+    if not isinstance(exc, click.NoSuchOption):
+        return None
+    name = exc.option_name.partition("=")[0]
+    if name not in _GLOBAL:
+        return None
+    verb = next((a for a in args if not a.startswith("-")), "COMMAND")
+    return (
+        f"hint: {name} is a global option; give it before the command: `teamsync {name} {verb} …`"
+    )
+
+
 def error_kind(exc: TeamsyncError) -> str:
     """``exc.kind``, else the class name in kebab case (``AuthError`` -> ``auth``)."""
     if exc.kind:
@@ -71,9 +90,13 @@ def error_kind(exc: TeamsyncError) -> str:
 
 
 def _wants_json(args: list[str]) -> bool:
-    """``--json`` among the global options (before the verb)."""
+    """``--json`` in the arguments (before any ``--``)."""
+    return _global_flag(args, "--json")
+
+
+def _global_flag(args: list[str], *names: str) -> bool:
     for arg in args:
-        if arg == "--json":
+        if arg in names:
             return True
         if arg == "--":
             return False
@@ -81,8 +104,9 @@ def _wants_json(args: list[str]) -> bool:
 
 
 class _Reporter:
-    def __init__(self, *, json_mode: bool) -> None:
+    def __init__(self, *, json_mode: bool, verbose: bool = False) -> None:
         self.json_mode = json_mode
+        self.verbose = verbose or "TEAMSYNC_DEBUG" in os.environ
 
     def json(self, kind: str, message: str) -> None:
         if self.json_mode:
@@ -95,11 +119,13 @@ class _Reporter:
 
     def unexpected(self, exc: BaseException) -> int:
         click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
-        if "TEAMSYNC_DEBUG" in os.environ:
+        if self.verbose:
             traceback.print_exc()
         else:
             click.echo(
-                "This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True
+                "This is a bug in teamsync; rerun with --verbose (or TEAMSYNC_DEBUG=1) for "
+                "details.",
+                err=True,
             )
         self.json("unexpected", f"unexpected {type(exc).__name__}: {exc}")
         return EXIT_UNEXPECTED

@@ -69,6 +69,13 @@ def scan(
     Exit 1 when anything is found, 0 when clean, 2 on usage errors. Findings name
     the file, line, rule and a fingerprint, never the secret. Allowlist a line with
     a `teamsync: allow` comment, or record findings in a --baseline.
+
+    \b
+    Examples:
+      teamsync scan                          # the memory directory
+      teamsync scan --staged                 # what you are about to commit
+      teamsync scan --git-range origin/main..HEAD --format sarif --output r.sarif
+      teamsync scan . --exit-code 0          # report, never fail
     """
     from teamsync.commands.scan import ScanRequest, run_scan
 

@@ -158,7 +158,13 @@ def _run(app: AppContext, mode: Mode, dry_run: bool) -> None:
 @dry_run_option
 @pass_app
 def status(app: AppContext, dry_run: bool) -> None:
-    """Show local changes, remote changes and would-be conflicts; change nothing."""
+    """Show local changes, remote changes and would-be conflicts; change nothing.
+
+    \b
+    Examples:
+      teamsync status
+      teamsync --json status
+    """
     _run(app, "status", True)
 
 
@@ -166,7 +172,13 @@ def status(app: AppContext, dry_run: bool) -> None:
 @dry_run_option
 @pass_app
 def pull(app: AppContext, dry_run: bool) -> None:
-    """Bring the remote's changes into team/ (merging; never losing a local edit)."""
+    """Bring the remote's changes into team/ (merging; never losing a local edit).
+
+    \b
+    Examples:
+      teamsync pull
+      teamsync pull --dry-run
+    """
     _run(app, "pull", dry_run)
 
 
@@ -174,7 +186,13 @@ def pull(app: AppContext, dry_run: bool) -> None:
 @dry_run_option
 @pass_app
 def push(app: AppContext, dry_run: bool) -> None:
-    """Send local changes to the remote (files with secrets are held back)."""
+    """Send local changes to the remote (files with secrets are held back).
+
+    \b
+    Examples:
+      teamsync push
+      teamsync push --dry-run
+    """
     _run(app, "push", dry_run)
 
 
@@ -182,5 +200,11 @@ def push(app: AppContext, dry_run: bool) -> None:
 @dry_run_option
 @pass_app
 def sync(app: AppContext, dry_run: bool) -> None:
-    """Pull, merge and push in one go. Exit 1 on conflicts or refused entries."""
+    """Pull, merge and push in one go. Exit 1 on conflicts or refused entries.
+
+    \b
+    Examples:
+      teamsync sync
+      teamsync --quiet sync      # only warnings and errors
+    """
     _run(app, "sync", dry_run)

@@ -96,7 +96,7 @@ def classify_git_error(verb: str, stderr: str, url: str) -> tuple[str, str]:
         )
     if any(hint in low for hint in _AUTH_HINTS):
         return "auth", (
-            f"git {verb} was refused by {where}: {detail}. Check your git credentials for "
+            f"git {verb} was refused by {where}: {detail}; check your git credentials for "
             "this remote (ssh key or credential helper) and that you may access it"
         )
     if any(hint in low for hint in _NETWORK_HINTS):
