@@ -19,16 +19,25 @@ PROGRESS_THRESHOLD = 50
 
 
 class ProgressBar:
-    """A click progress bar on stderr, shown only on a terminal for big runs."""
+    """A click progress bar on stderr (files done/total, percent, ETA), shown only on a
+    terminal for big runs; :meth:`close` ends its line before the summary is printed."""
 
-    def __init__(self, threshold: int = PROGRESS_THRESHOLD) -> None:
+    def __init__(self, threshold: int = PROGRESS_THRESHOLD, stream: Any = None) -> None:
         self.threshold = threshold
+        self.stream = stream if stream is not None else sys.stderr
         self._bar: Any = None
 
     def start(self, total: int) -> None:
         self.close()
-        if total > self.threshold and sys.stderr.isatty():
-            self._bar = click.progressbar(length=total, label="Syncing", file=sys.stderr)
+        if total > self.threshold and self.stream.isatty():
+            self._bar = click.progressbar(
+                length=total,
+                label="Syncing",
+                file=self.stream,
+                show_pos=True,
+                show_eta=True,
+                show_percent=True,
+            )
             self._bar.__enter__()
 
     def advance(self, n: int) -> None:

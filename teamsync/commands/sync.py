@@ -204,9 +204,11 @@ def run(
     progress: ProgressFactory | None = None,
 ) -> int:
     """Run one engine pass in ``mode``; print what happened; 1 on conflicts or refusals."""
-    report = sync_once(
-        settings, mode=mode, dry_run=dry_run, progress=progress() if progress else None
-    )
+    bar = progress() if progress else None
+    report = sync_once(settings, mode=mode, dry_run=dry_run, progress=bar)
+    close = getattr(bar, "close", None)
+    if callable(close):
+        close()  # the bar's line ends before the summary, which starts on its own line
     _print(output, report)
     output.emit(report.to_json())
     return report.exit_code()
