@@ -9,6 +9,7 @@ The base store for a run is keyed by the real team directory and
 from __future__ import annotations
 
 import importlib
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +52,11 @@ def _normalize_git_url(url: str, settings: Settings) -> str:
         named = project_remote_url(cwd, url, settings.environ)
         if named is not None:
             url = named
+        elif re.fullmatch(r"[A-Za-z0-9_-]+", url):  # a bare word: meant as a remote name
+            raise ConfigError(
+                f"--git {url}: not a remote of the project in {cwd} and not an existing path. "
+                "Give a URL or path, or the name of a remote listed by `git remote -v`"
+            )
     if "://" in url or (":" in url.split("/", 1)[0] and not Path(url).exists()):
         return url
     path = Path(url).expanduser()

@@ -102,7 +102,7 @@ def classify_git_error(verb: str, stderr: str, url: str) -> tuple[str, str]:
     if any(hint in low for hint in _NETWORK_HINTS):
         return "network", (
             f"git {verb}: could not reach {where}: {detail}. Check the host name, your network "
-            "or VPN and any proxy; teamsync retries on the next sync"
+            "or VPN and any proxy, then try again"
         )
     if "does not appear to be a git repository" in low or any(h in low for h in _NOT_FOUND_HINTS):
         return "not-found", (

@@ -71,7 +71,8 @@ def test_init_against_a_missing_file_url_and_a_plain_directory(tmp_path: Path) -
 def test_unknown_remote_name_and_unresolvable_host(tmp_path: Path) -> None:
     git("init", "-q", str(tmp_path / "proj"))
     done = ts("--dir", "mem", "init", "--git", "upstream", cwd=tmp_path / "proj")
-    assert done.returncode == 1 and "does not exist" in done.stderr
+    assert done.returncode == 1
+    assert "not a remote of the project" in done.stderr and "git remote -v" in done.stderr
     done = ts("--dir", "mem", "--json", "init", "--git", "ssh://git@no-such-host.invalid/x.git",
               cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1
