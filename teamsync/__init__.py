@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "SecretFound": "teamsync.errors",
     "SyncError": "teamsync.errors",
     "BackendError": "teamsync.errors",
+    "TooManyEntries": "teamsync.errors",
     "AuthError": "teamsync.errors",
     "ConflictError": "teamsync.errors",
     "ServerError": "teamsync.errors",

@@ -32,6 +32,9 @@ class Settings:
     """Memory directory override (``--dir`` > ``TEAMSYNC_DIR``); ``None`` = Claude Code's layout."""
     json: bool = False
     color: bool = False
+    """Colour on stdout."""
+    err_color: bool = False
+    """Colour on stderr (decided for that stream: it may be a terminal when stdout is not)."""
     cwd: Path = field(default_factory=Path.cwd)
     environ: Mapping[str, str] = field(default_factory=dict)
 
@@ -44,15 +47,28 @@ class Settings:
         environ: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         isatty: bool = False,
+        err_isatty: bool | None = None,
+        color: str = "auto",
     ) -> Settings:
-        """Build settings: CLI values first, then the environment, then defaults."""
+        """Build settings: CLI values first, then the environment, then defaults.
+
+        Colour: ``--color always|never`` wins; ``auto`` colours a stream only when
+        it is a terminal, ``NO_COLOR`` is unset and ``TERM`` is not ``dumb``.
+        Never on stdout under ``--json``.
+        """
         env = dict(os.environ if environ is None else environ)
         chosen = dir if dir is not None else (env.get("TEAMSYNC_DIR") or None)
-        color = isatty and "NO_COLOR" not in env and env.get("TERM") != "dumb" and not json
+
+        def decide(tty: bool) -> bool:
+            if color in ("always", "never"):
+                return color == "always"
+            return tty and "NO_COLOR" not in env and env.get("TERM") != "dumb"
+
         return cls(
             dir=Path(chosen).expanduser() if chosen is not None else None,
             json=json,
-            color=color,
+            color=decide(isatty) and not json,
+            err_color=decide(isatty if err_isatty is None else err_isatty),
             cwd=cwd if cwd is not None else Path.cwd(),
             environ=env,
         )

@@ -20,6 +20,7 @@ translated at the module boundary with ``raise ... from exc``.
     │   └── SecretFound         content holds a secret (carries .findings, never the text)
     ├── SyncError
     │   ├── BackendError        the remote failed or answered nonsense
+    │   │   └── TooManyEntries  the server's entry cap refused a push (413)
     │   ├── AuthError           401/403 or git credentials refused (permanent)
     │   └── ConflictError       a precondition failed after the bounded retries
     ├── ServerError             the self-hosted server's own failures
@@ -40,6 +41,8 @@ class TeamsyncError(Exception):
     """Base class: an expected failure with a one-line, actionable message."""
 
     exit_code: int = 1
+    kind: str | None = None
+    """A stable machine-readable name for ``--json`` errors (default: from the class name)."""
 
 
 class UsageError(TeamsyncError):
@@ -133,6 +136,32 @@ class SyncError(TeamsyncError):
 
 class BackendError(SyncError):
     """The remote failed or answered something we refuse to trust."""
+
+
+class TooManyEntries(BackendError):
+    """The server's entry cap refused a batch (413 ``team_memory_too_many_entries``)."""
+
+    def __init__(self, where: str, most: object, got: object, text: str | None = None) -> None:
+        super().__init__(
+            text
+            or f"{where} holds at most {most} memories per repository and this push would "
+            f"make {got}; delete memories the team no longer needs, then push again"
+        )
+        self.where, self.most = where, most
+
+    def after_partial_push(self, stored: int, total: int | None) -> TooManyEntries:
+        """The message once earlier batches of the same push were already stored."""
+        whole = f"this push would make {total}" if total is not None else "this push is larger"
+        kept = (
+            f"; {stored} of its memories were already stored (the rest were not sent)"
+            if stored
+            else ""
+        )
+        text = (
+            f"{self.where} holds at most {self.most} memories per repository and {whole}{kept}. "
+            "Delete memories the team no longer needs, then push again"
+        )
+        return TooManyEntries(self.where, self.most, total, text)
 
 
 class AuthError(SyncError):

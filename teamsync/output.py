@@ -30,31 +30,49 @@ def printable(text: str) -> str:
 
 @dataclass
 class Output:
-    """Human lines go to ``err`` in JSON mode so stdout holds exactly one JSON object."""
+    """Human lines go to ``err`` in JSON mode so stdout holds exactly one JSON object.
+
+    ``color`` is for ``out``, ``err_color`` for ``err`` (None: the same as
+    ``color``); each stream's own terminal decides. ``quiet`` drops info lines
+    (warnings and errors stay); ``verbose`` lets :meth:`debug` lines through.
+    """
 
     json_mode: bool = False
     color: bool = False
     quiet: bool = False
     out: TextIO = field(default_factory=_stdout)
     err: TextIO = field(default_factory=_stderr)
+    err_color: bool | None = None
+    verbose: bool = False
 
-    def _style(self, text: str, code: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+    def _style(self, text: str, code: str, stream: TextIO | None = None) -> str:
+        on = self.color
+        if stream is self.err and self.err_color is not None:
+            on = self.err_color
+        return f"\x1b[{code}m{text}\x1b[0m" if on else text
+
+    def _info_stream(self) -> TextIO:
+        return self.err if self.json_mode else self.out
 
     def info(self, message: str) -> None:
         """A normal progress or result line (stderr in JSON mode)."""
         if self.quiet:
             return
-        print(message, file=self.err if self.json_mode else self.out, flush=True)
+        print(message, file=self._info_stream(), flush=True)
 
     def success(self, message: str) -> None:
-        self.info(self._style(message, "32"))
+        self.info(self._style(message, "32", self._info_stream()))
+
+    def debug(self, message: str) -> None:
+        """A detail line, shown only with ``--verbose`` (always on stderr)."""
+        if self.verbose:
+            print(self._style(message, "2", self.err), file=self.err, flush=True)
 
     def warn(self, message: str) -> None:
-        print(self._style(f"warning: {message}", "33"), file=self.err, flush=True)
+        print(self._style(f"warning: {message}", "33", self.err), file=self.err, flush=True)
 
     def error(self, message: str) -> None:
-        print(self._style(f"error: {message}", "31"), file=self.err, flush=True)
+        print(self._style(f"error: {message}", "31", self.err), file=self.err, flush=True)
 
     def emit(self, payload: Mapping[str, Any]) -> None:
         """Print the command's one JSON object (only in JSON mode)."""

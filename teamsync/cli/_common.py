@@ -21,10 +21,30 @@ class AppContext:
     output: Output
 
     @classmethod
-    def create(cls, *, memdir: str | None, json_mode: bool) -> AppContext:
-        isatty = sys.stdout.isatty()
-        settings = Settings.build(dir=memdir, json=json_mode, isatty=isatty)
-        return cls(settings=settings, output=Output(json_mode=json_mode, color=settings.color))
+    def create(
+        cls,
+        *,
+        memdir: str | None,
+        json_mode: bool,
+        quiet: bool = False,
+        verbose: bool = False,
+        color: str = "auto",
+    ) -> AppContext:
+        settings = Settings.build(
+            dir=memdir,
+            json=json_mode,
+            isatty=sys.stdout.isatty(),
+            err_isatty=sys.stderr.isatty(),
+            color=color,
+        )
+        output = Output(
+            json_mode=json_mode,
+            color=settings.color,
+            err_color=settings.err_color,
+            quiet=quiet,
+            verbose=verbose,
+        )
+        return cls(settings=settings, output=output)
 
 
 pass_app = click.make_pass_decorator(AppContext)

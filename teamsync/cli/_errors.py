@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import traceback
 
 import click
 
+from teamsync._extras import missing_extra
 from teamsync.errors import TeamsyncError
 
 EXIT_OK = 0
@@ -20,33 +22,110 @@ EXIT_INTERRUPTED = 130
 
 
 def run_with_exit_codes(command: click.Command, args: list[str]) -> int:
+    """Run the CLI; every outcome becomes an exit code (and, under --json, errors a JSON object).
+
+    With ``--json`` an error is also printed on stdout as
+    ``{"error": {"kind": …, "message": …}}``; the exit code is the same.
+    """
+    report = _Reporter(json_mode=_wants_json(args), verbose=_global_flag(args, "--verbose", "-v"))
     try:
         result = command.main(args=args, prog_name="teamsync", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:  # UsageError, BadParameter, …
         exc.show()
+        hint = _global_option_hint(exc, args)
+        if hint:
+            click.echo(hint, err=True)
+        report.json("usage", exc.format_message())
         return EXIT_USAGE if exc.exit_code == 2 else int(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
+        report.json("interrupted", "aborted")
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
+        report.json("interrupted", "interrupted")
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except TeamsyncError as exc:
-        click.echo(f"error: {exc}", err=True)
+        report.error(exc, error_kind(exc))
         return exc.exit_code
     except BrokenPipeError:
         return EXIT_FINDINGS
+    except ModuleNotFoundError as exc:
+        missing = missing_extra(exc)
+        if missing is None:
+            return report.unexpected(exc)
+        report.error(missing, "missing-extra")
+        return missing.exit_code
     except Exception as exc:  # noqa: BLE001 - the last resort, with a pointer for a bug report
+        return report.unexpected(exc)
+    return int(result) if isinstance(result, int) else EXIT_OK
+
+
+_GLOBAL = ("--dir", "--json", "--quiet", "-q", "--verbose", "-v", "--color")
+
+
+def _global_option_hint(exc: click.ClickException, args: list[str]) -> str | None:
+    """For ``teamsync status --json``: say that global options go before the verb."""
+    if not isinstance(exc, click.NoSuchOption):
+        return None
+    name = exc.option_name.partition("=")[0]
+    if name not in _GLOBAL:
+        return None
+    verb = next((a for a in args if not a.startswith("-")), "COMMAND")
+    return (
+        f"hint: {name} is a global option; give it before the command: `teamsync {name} {verb} …`"
+    )
+
+
+def error_kind(exc: TeamsyncError) -> str:
+    """``exc.kind``, else the class name in kebab case (``AuthError`` -> ``auth``)."""
+    if exc.kind:
+        return exc.kind
+    name = type(exc).__name__.removesuffix("Error")
+    return "".join(f"-{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+def _wants_json(args: list[str]) -> bool:
+    """``--json`` in the arguments (before any ``--``)."""
+    return _global_flag(args, "--json")
+
+
+def _global_flag(args: list[str], *names: str) -> bool:
+    for arg in args:
+        if arg in names:
+            return True
+        if arg == "--":
+            return False
+    return False
+
+
+class _Reporter:
+    def __init__(self, *, json_mode: bool, verbose: bool = False) -> None:
+        self.json_mode = json_mode
+        self.verbose = verbose or "TEAMSYNC_DEBUG" in os.environ
+
+    def json(self, kind: str, message: str) -> None:
+        if self.json_mode:
+            payload = {"error": {"kind": kind, "message": message}}
+            click.echo(json.dumps(payload, indent=2))
+
+    def error(self, exc: BaseException, kind: str) -> None:
+        click.echo(f"error: {exc}", err=True)
+        self.json(kind, str(exc))
+
+    def unexpected(self, exc: BaseException) -> int:
         click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
-        if "TEAMSYNC_DEBUG" in os.environ:
+        if self.verbose:
             traceback.print_exc()
         else:
             click.echo(
-                "This is a bug in teamsync; rerun with TEAMSYNC_DEBUG=1 for details.", err=True
+                "This is a bug in teamsync; rerun with --verbose (or TEAMSYNC_DEBUG=1) for "
+                "details.",
+                err=True,
             )
+        self.json("unexpected", f"unexpected {type(exc).__name__}: {exc}")
         return EXIT_UNEXPECTED
-    return int(result) if isinstance(result, int) else EXIT_OK

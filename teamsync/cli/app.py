@@ -8,6 +8,7 @@ conflicts or a :class:`~teamsync.errors.TeamsyncError`; 2 usage; 3 unexpected;
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 
@@ -48,6 +49,18 @@ class LazyGroup(click.Group):
             if importlib.util.find_spec(target.partition(":")[0]) is not None
         )
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.UsageError(
+                f"No such command {name!r}.{hint} Run `teamsync --help` for the list.", ctx
+            )
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
         if target is None:
@@ -59,7 +72,12 @@ class LazyGroup(click.Group):
         return command if isinstance(command, click.Command) else None
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Global options go before the command: `teamsync --json status`, not "
+    "`teamsync status --json`. Shell completion: see docs/cli.md#shell-completion.",
+)
 @click.version_option(__version__, "--version", prog_name="teamsync")
 @click.option(
     "--dir",
@@ -70,11 +88,35 @@ class LazyGroup(click.Group):
     "else Claude Code's ~/.claude/projects/<project>/memory/.",
 )
 @click.option("--json", "json_mode", is_flag=True, help="Print one JSON object on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="Only warnings and errors (and --json output).")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="More detail; tracebacks for unexpected errors."
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour output. auto: only on a terminal, and not when NO_COLOR is set.",
+)
 @click.pass_context
-def cli(ctx: click.Context, memdir: str | None, json_mode: bool) -> None:
+def cli(
+    ctx: click.Context, memdir: str | None, json_mode: bool, quiet: bool, verbose: bool, color: str
+) -> None:
     """teamsync: share your coding assistant's team memory safely.
 
     Sync team/ through a REST server or a git remote without losing anyone's
     edit, keep secrets out of it at every gate, and recall what matters.
+
+    \b
+    Examples:
+      teamsync init --git git@example.com:team/memory.git
+      teamsync sync
+      teamsync scan --staged
+      teamsync --json status
     """
-    ctx.obj = AppContext.create(memdir=memdir, json_mode=json_mode)
+    if quiet and verbose:
+        raise click.UsageError("choose one of --quiet and --verbose")
+    ctx.obj = AppContext.create(
+        memdir=memdir, json_mode=json_mode, quiet=quiet, verbose=verbose, color=color
+    )

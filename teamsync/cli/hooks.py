@@ -28,19 +28,58 @@ from teamsync.cli._common import AppContext, finish, pass_app
     help="Install the git hooks (pre-commit, pre-push, post-merge, post-checkout).",
 )
 @click.option(
+    "--settings",
+    "target",
+    type=click.Choice(["project", "local", "user"]),
+    default="project",
+    show_default=True,
+    help="Which Claude Code settings file: project (.claude/settings.json, committed), local "
+    "(.claude/settings.local.json, only you) or user (~/.claude/settings.json).",
+)
+@click.option(
+    "--with-extract",
+    "extract",
+    is_flag=True,
+    help="Also add the Stop hook that extracts memories with Claude after each response "
+    "(opt-in: it calls the Claude API, billed to ANTHROPIC_API_KEY).",
+)
+@click.option(
     "--uninstall", is_flag=True, help="Remove teamsync's hooks; restore the previous ones."
 )
 @pass_app
-def install_hooks(app: AppContext, claude_code: bool, git_hooks: bool, uninstall: bool) -> None:
+def install_hooks(
+    app: AppContext,
+    claude_code: bool,
+    git_hooks: bool,
+    target: str,
+    extract: bool,
+    uninstall: bool,
+) -> None:
     """Install teamsync's git hooks (and Claude Code hooks) politely.
 
     An existing hook is kept as <hook>.legacy and still runs first; uninstall
     puts it back. core.hooksPath is followed when it points inside the
     repository and refused otherwise.
+
+    \b
+    Examples:
+      teamsync install-hooks
+      teamsync install-hooks --claude-code --settings local --with-extract
+      teamsync install-hooks --uninstall
     """
     from teamsync.commands.install_hooks import install_hooks as run
 
-    finish(run(app.settings, app.output, claude_code=claude_code, git=git_hooks, remove=uninstall))
+    finish(
+        run(
+            app.settings,
+            app.output,
+            claude_code=claude_code,
+            git=git_hooks,
+            remove=uninstall,
+            target=target,
+            extract=extract,
+        )
+    )
 
 
 @click.command()
@@ -59,6 +98,11 @@ def guard(app: AppContext, event: str) -> None:
     With the default --event PreToolUse, a Write, Edit or MultiEdit into the
     team directory is denied when its key is unsafe or the file it would
     produce holds a likely secret; anything else is allowed at once.
+
+    \b
+    Examples:
+      echo '{...}' | teamsync guard
+      teamsync guard --event post-merge
     """
     from teamsync.hooks.guard import normalize_event
 
@@ -107,6 +151,11 @@ def watch(
     Failed pushes are retried on a backoff timer; an authentication error
     stops pushing until the configuration file changes. Ctrl-C or SIGTERM
     exits cleanly after a final push of pending changes.
+
+    \b
+    Examples:
+      teamsync watch
+      teamsync watch --poll --pull-interval 60
     """
     from teamsync.commands.watch import watch as run
 

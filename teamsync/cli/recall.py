@@ -49,6 +49,11 @@ def recall(
     200 memory headers; otherwise, or if that call fails, an offline ranking is
     used. Only memories that clear a relevance floor are shown. Each memory is
     capped at 200 lines / 4 KB.
+
+    \b
+    Examples:
+      teamsync recall how do we deploy
+      teamsync recall --offline -n 3 release checklist
     """
     from teamsync.commands.recall import run_recall
 
@@ -78,6 +83,10 @@ def extract(app: AppContext, transcript: Path, dry_run: bool, model: str | None)
     Only messages after the previous run's cursor are read. Claude gets at most
     5 turns and four tools confined to the memory directory; every write is
     scanned for secrets. Needs ANTHROPIC_API_KEY.
+
+    \b
+    Examples:
+      teamsync extract --dry-run ~/.claude/projects/P/SESSION.jsonl
     """
     from teamsync.commands.recall import run_extract
 
@@ -97,6 +106,11 @@ def dream(app: AppContext, force: bool, dry_run: bool, model: str | None) -> Non
     Runs at most once per 24 h and after 5 extractions unless --force. Refuses
     a plan that removes over 25% of the memories or any without a reason;
     pre-images are backed up first. Needs ANTHROPIC_API_KEY.
+
+    \b
+    Examples:
+      teamsync dream --dry-run
+      teamsync dream --force
     """
     from teamsync.commands.recall import run_dream
 

@@ -44,6 +44,14 @@ from teamsync.cli._common import AppContext, finish, pass_app
     help="Only the curated token rules; skip detect-secrets' generic password/entropy checks.",
 )
 @click.option(
+    "--exit-code",
+    type=click.IntRange(0, 255),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Exit status when secrets are found (0: report without failing the job).",
+)
+@click.option(
     "--ignore-inline-allow",
     is_flag=True,
     help="Inline `teamsync: allow` / `pragma: allowlist secret` comments count nowhere (for CI).",
@@ -66,6 +74,7 @@ def scan(
     no_generic: bool,
     ignore_inline_allow: bool,
     memory: bool,
+    exit_code: int,
 ) -> None:
     """Find secrets in PATHs (files or directories; default: the memory dir or .).
 
@@ -75,6 +84,13 @@ def scan(
     count in ordinary code only: never in team memory (memory/team paths, --memory,
     the memory dir itself) and nowhere with --ignore-inline-allow. Fingerprints in
     the reviewed allowlist (`teamsync allow`) and in a --baseline are not reported.
+
+    \b
+    Examples:
+      teamsync scan                          # the memory directory
+      teamsync scan --staged                 # what you are about to commit
+      teamsync scan --git-range origin/main..HEAD --format sarif --output r.sarif
+      teamsync scan . --exit-code 0          # report, never fail
     """
     from teamsync.commands.scan import ScanRequest, run_scan
 
@@ -89,5 +105,6 @@ def scan(
         generic=not no_generic,
         ignore_inline_allow=ignore_inline_allow,
         memory=memory,
+        exit_code=exit_code,
     )
     finish(run_scan(app.settings, app.output, request))

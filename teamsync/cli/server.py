@@ -32,7 +32,14 @@ _DB_HELP = "Database URL: sqlite:///PATH (default: a file in the user data dir) 
 def serve(
     app: AppContext, host: str, port: int, db: str | None, max_entries: int, allowlist: str | None
 ) -> None:
-    """Run the self-hosted team-memory server (Claude Code wire format + extensions)."""
+    """Run the self-hosted team-memory server (Claude Code wire format + extensions).
+
+    \b
+    Examples:
+      teamsync serve                           # 127.0.0.1:8787, SQLite
+      teamsync serve --port 0                  # any free port (printed)
+      teamsync serve --db postgresql://teamsync@db/teamsync
+    """
     from teamsync.commands.serve import serve as run
 
     finish(
@@ -50,7 +57,13 @@ def serve(
 
 @click.group()
 def token() -> None:
-    """Create, list and revoke the server's bearer tokens."""
+    """Create, list and revoke the server's bearer tokens.
+
+    \b
+    Examples:
+      teamsync token create --repo acme/app --name alice
+      teamsync token list
+    """
 
 
 @token.command("create")
@@ -60,7 +73,13 @@ def token() -> None:
 @click.option("--db", default=None, metavar="URL", help=_DB_HELP)
 @pass_app
 def create(app: AppContext, repo: str, read_only: bool, name: str | None, db: str | None) -> None:
-    """Create a token and print it once."""
+    """Create a token and print it once.
+
+    \b
+    Examples:
+      teamsync token create --repo acme/app --name alice
+      teamsync token create --repo acme/app --read-only
+    """
     from teamsync.commands.token import token_create
 
     finish(token_create(app.settings, app.output, repo=repo, read_only=read_only, db=db, name=name))
@@ -70,7 +89,13 @@ def create(app: AppContext, repo: str, read_only: bool, name: str | None, db: st
 @click.option("--db", default=None, metavar="URL", help=_DB_HELP)
 @pass_app
 def list_(app: AppContext, db: str | None) -> None:
-    """List tokens: id, repository, mode, name, state (never the token)."""
+    """List tokens: id, repository, mode, name, state (never the token).
+
+    \b
+    Examples:
+      teamsync token list
+      teamsync --json token list
+    """
     from teamsync.commands.token import token_list
 
     finish(token_list(app.settings, app.output, db=db))
@@ -81,7 +106,12 @@ def list_(app: AppContext, db: str | None) -> None:
 @click.option("--db", default=None, metavar="URL", help=_DB_HELP)
 @pass_app
 def revoke(app: AppContext, token_id: str, db: str | None) -> None:
-    """Revoke the token with this id (see `token list`)."""
+    """Revoke the token with this id (see `token list`).
+
+    \b
+    Examples:
+      teamsync token revoke 3f2a9c
+    """
     from teamsync.commands.token import token_revoke
 
     finish(token_revoke(app.settings, app.output, token_id=token_id, db=db))

@@ -20,16 +20,25 @@ PROGRESS_THRESHOLD = 50
 
 
 class ProgressBar:
-    """A click progress bar on stderr, shown only on a terminal for big runs."""
+    """A click progress bar on stderr (files done/total, percent, ETA), shown only on a
+    terminal for big runs; :meth:`close` ends its line before the summary is printed."""
 
-    def __init__(self, threshold: int = PROGRESS_THRESHOLD) -> None:
+    def __init__(self, threshold: int = PROGRESS_THRESHOLD, stream: Any = None) -> None:
         self.threshold = threshold
+        self.stream = stream if stream is not None else sys.stderr
         self._bar: Any = None
 
     def start(self, total: int) -> None:
         self.close()
-        if total > self.threshold and sys.stderr.isatty():
-            self._bar = click.progressbar(length=total, label="Syncing", file=sys.stderr)
+        if total > self.threshold and self.stream.isatty():
+            self._bar = click.progressbar(
+                length=total,
+                label="Syncing",
+                file=self.stream,
+                show_pos=True,
+                show_eta=True,
+                show_percent=True,
+            )
             self._bar.__enter__()
 
     def advance(self, n: int) -> None:
@@ -69,6 +78,11 @@ dry_run_option = click.option(
     default=None,
     help="REST: a 0600 file holding the token (default: TEAMSYNC_TOKEN).",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Git: accept a branch that holds files other than memory files (a code branch).",
+)
 @pass_app
 def init(
     app: AppContext,
@@ -77,14 +91,26 @@ def init(
     rest_url: str | None,
     repo: str | None,
     token_file: str | None,
+    force: bool,
 ) -> None:
-    """Set up sync for this memory directory (config goes beside team/, never in it)."""
+    """Set up sync for this memory directory (config goes beside team/, never in it).
+
+    The remote is checked first: a missing repository, a code branch or a URL
+    that is no team-memory server is refused and nothing is written.
+    Re-running init says which configuration it replaces.
+
+    \b
+    Examples:
+      teamsync init --git git@example.com:team/memory.git
+      teamsync init --git origin                  # the project's own remote, branch teamsync/memory
+      teamsync init --rest http://127.0.0.1:8787 --repo acme/app
+    """
     from teamsync.commands.sync import init as run_init
 
     config = _init_config(
         git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
     )
-    finish(run_init(app.settings, app.output, config))
+    finish(run_init(app.settings, app.output, config, force=force))
 
 
 def _init_config(
@@ -183,7 +209,13 @@ def _run(
 @dry_run_option
 @pass_app
 def status(app: AppContext, dry_run: bool) -> None:
-    """Show local changes, remote changes and would-be conflicts; change nothing."""
+    """Show local changes, remote changes and would-be conflicts; change nothing.
+
+    \b
+    Examples:
+      teamsync status
+      teamsync --json status
+    """
     _run(app, "status", True)
 
 
@@ -193,7 +225,13 @@ def status(app: AppContext, dry_run: bool) -> None:
 @accept_option
 @pass_app
 def pull(app: AppContext, dry_run: bool, yes: bool, accept_remote: bool) -> None:
-    """Bring the remote's changes into team/ (merging; never losing a local edit)."""
+    """Bring the remote's changes into team/ (merging; never losing a local edit).
+
+    \b
+    Examples:
+      teamsync pull
+      teamsync pull --dry-run
+    """
     _run(app, "pull", dry_run, yes=yes, accept_remote=accept_remote)
 
 
@@ -203,7 +241,14 @@ def pull(app: AppContext, dry_run: bool, yes: bool, accept_remote: bool) -> None
 @restore_option
 @pass_app
 def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool) -> None:
-    """Send local changes to the remote (files with secrets are held back)."""
+    """Send local changes to the remote (files with secrets are held back).
+
+    \b
+    Examples:
+      teamsync push
+      teamsync push --dry-run
+      teamsync push --restore-remote   # the remote lost history: put our copies back
+    """
     _run(app, "push", dry_run, yes=yes, restore_remote=restore_remote)
 
 
@@ -216,7 +261,14 @@ def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool) -> Non
 def sync(
     app: AppContext, dry_run: bool, yes: bool, restore_remote: bool, accept_remote: bool
 ) -> None:
-    """Pull, merge and push in one go. Exit 1 on conflicts, refused entries or a guard's stop."""
+    """Pull, merge and push in one go. Exit 1 on conflicts, refused entries or a guard's stop.
+
+    \b
+    Examples:
+      teamsync sync
+      teamsync --quiet sync      # only warnings and errors
+      teamsync sync --yes        # go past the mass-change guard, once
+    """
     _run(app, "sync", dry_run, yes=yes, restore_remote=restore_remote, accept_remote=accept_remote)
 
 
@@ -232,6 +284,11 @@ def restore(app: AppContext, key: str | None, list_: bool, force: bool) -> None:
 
     KEY is the path inside team/, e.g. `notes/plan.md`. The next `teamsync sync`
     shares it again.
+
+    \b
+    Examples:
+      teamsync restore --list
+      teamsync restore notes/plan.md
     """
     from teamsync.commands.restore import run_restore
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import UsageError
-from teamsync.hooks.claude_settings import install_claude_code
+from teamsync.hooks.claude_settings import EXTRACT_COST, TARGETS, install_claude_code
 from teamsync.hooks.gitenv import git_maybe
 from teamsync.hooks.install import install, uninstall
 from teamsync.output import Output
@@ -32,8 +32,16 @@ def _git_hooks(settings: Settings, output: Output, *, remove: bool) -> dict[str,
     return {"hooks_dir": str(location.hooks_dir), "git": lines}
 
 
-def _claude(settings: Settings, output: Output, *, remove: bool) -> dict[str, object]:
-    path, changes, backup = install_claude_code(_project_root(settings.cwd), uninstall=remove)
+def _claude(
+    settings: Settings, output: Output, *, remove: bool, target: str, extract: bool
+) -> dict[str, object]:
+    path, changes, backup = install_claude_code(
+        _project_root(settings.cwd),
+        uninstall=remove,
+        target=target,
+        home=settings.home,
+        extract=extract,
+    )
     verb = "removed from" if remove else "added to"
     for change in changes:
         output.info(f"Claude Code {change} ({verb} {path})")
@@ -41,6 +49,13 @@ def _claude(settings: Settings, output: Output, *, remove: bool) -> dict[str, ob
         output.info(f"Claude Code hooks: nothing to change in {path}")
     if backup is not None:
         output.info(f"previous settings kept as {backup}")
+    if not remove and target == "project" and changes:
+        output.info(
+            "This file is usually committed: every teammate then runs these hooks and needs "
+            "teamsync installed. For yourself only, use --settings local (or user)."
+        )
+    if extract and not remove:
+        output.warn(EXTRACT_COST)
     return {
         "claude_settings": str(path),
         "claude_changes": changes,
@@ -49,15 +64,26 @@ def _claude(settings: Settings, output: Output, *, remove: bool) -> dict[str, ob
 
 
 def install_hooks(
-    settings: Settings, output: Output, *, claude_code: bool, git: bool, remove: bool
+    settings: Settings,
+    output: Output,
+    *,
+    claude_code: bool,
+    git: bool,
+    remove: bool,
+    target: str = "project",
+    extract: bool = False,
 ) -> int:
     """Install or uninstall the requested hooks; return the exit code."""
     if not git and not claude_code:
         raise UsageError("nothing to do: --no-git without --claude-code; drop one of them")
+    if extract and not claude_code:
+        raise UsageError("--with-extract adds a Claude Code hook: give --claude-code too")
+    if target not in TARGETS:
+        raise UsageError(f"--settings {target!r}: choose one of {', '.join(TARGETS)}")
     report: dict[str, object] = {"uninstall": remove}
     if git:
         report.update(_git_hooks(settings, output, remove=remove))
     if claude_code:
-        report.update(_claude(settings, output, remove=remove))
+        report.update(_claude(settings, output, remove=remove, target=target, extract=extract))
     output.emit(report)
     return 0

@@ -37,6 +37,8 @@ class ScanRequest:
     """CI's switch: inline ``teamsync: allow`` pragmas count nowhere (gitleaks' --ignore-gitleaks-allow)."""
     memory: bool = False
     """Everything scanned is team memory: inline pragmas do not count (as at every memory gate)."""
+    exit_code: int = 1
+    """The status when findings remain (gitleaks' ``--exit-code``); 0 reports without failing."""
 
 
 def _validate(req: ScanRequest) -> None:
@@ -45,6 +47,8 @@ def _validate(req: ScanRequest) -> None:
         raise UsageError("give PATHs, --staged or --git-range, not several; run one scan per mode")
     if req.format not in FORMATS:
         raise UsageError(f"--format {req.format!r}: choose one of {', '.join(FORMATS)}")
+    if not 0 <= req.exit_code <= 255:
+        raise UsageError(f"--exit-code {req.exit_code}: use 0-255")
     if req.update_baseline and not req.baseline:
         raise UsageError("--update-baseline needs --baseline FILE to know where to write")
 
@@ -139,8 +143,11 @@ def _emit(req: ScanRequest, settings: Settings, output: Output, findings: list[F
     report = render(fmt, findings, files)
     if req.output:
         _write(req.output, report, settings)
+        if fmt != "text":  # the log still shows each finding: one scan, report and log
+            for line in _text_report(findings, files):
+                output.info(line)
         output.info(
-            f"teamsync: {len(findings)} finding(s) in {files} file(s); report in {req.output}"
+            f"teamsync: {len(findings)} finding(s) in {files} file(s); {fmt} report in {req.output}"
         )
         output.emit({"files_scanned": files, "findings": [f.as_dict() for f in findings]})
     elif fmt == "text":
@@ -161,7 +168,7 @@ def _reviewed_allowlist(settings: Settings) -> frozenset[str]:
 
 
 def run_scan(settings: Settings, output: Output, req: ScanRequest) -> int:
-    """Scan, report and return the exit code (0 clean, 1 findings)."""
+    """Scan, report and return the exit code (0 clean, ``req.exit_code`` on findings)."""
     from teamsync.security.baseline import load_baseline, save_baseline
 
     _validate(req)
@@ -182,4 +189,4 @@ def run_scan(settings: Settings, output: Output, req: ScanRequest) -> int:
     known |= _reviewed_allowlist(settings)
     kept = [f for f in findings if f.fingerprint not in known]
     _emit(req, settings, output, kept, files)
-    return 1 if kept else 0
+    return req.exit_code if kept else 0

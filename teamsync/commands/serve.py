@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.output import Output
@@ -48,6 +50,10 @@ def serve(
     allowlist: str | None = None,
 ) -> int:
     """Serve until interrupted; returns 0 after a clean shutdown."""
+    from teamsync._extras import require
+
+    require("fastapi")
+    require("uvicorn")
     import uvicorn
 
     from teamsync.server.app import create_app
@@ -62,7 +68,27 @@ def serve(
     app = create_app(ServerConfig(db_url=url, max_entries=max_entries, allowlist=allowed))
     if host not in LOOPBACK:
         output.warn(f"listening on {host} without TLS: put a TLS-terminating proxy in front")
-    output.info(f"teamsync server on http://{host}:{port} (storage {redact_url(url)})")
-    config = uvicorn_config(app, Limits(), host=host, port=port, timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run()
+    sock = _bind(host, port)  # bound first, so `--port 0` can print the port it got
+    real_port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    output.info(f"teamsync server on http://{shown}:{real_port} (storage {redact_url(url)})")
+    config = uvicorn_config(app, Limits(), timeout_graceful_shutdown=5)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock

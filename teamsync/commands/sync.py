@@ -9,21 +9,23 @@ The base store for a run is keyed by the real team directory and
 from __future__ import annotations
 
 import importlib
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from teamsync.config import Settings
-from teamsync.errors import UsageError
+from teamsync.errors import ConfigError, UsageError
 from teamsync.memdir.paths import memory_dir
 from teamsync.output import Output, printable
 from teamsync.security.fs import SafeDir
 from teamsync.sync import BACKENDS
 from teamsync.sync.base import Backend
-from teamsync.sync.config import SyncConfig, load_config, remote_identity, save_config
+from teamsync.sync.config import SyncConfig, config_path, load_config, remote_identity, save_config
 from teamsync.sync.engine import Mode, Progress, SyncReport, run_sync
 from teamsync.sync.gitcmd import project_remote_url, sanitize_url
 from teamsync.sync.guards import DEFAULT_MASS_MIN, DEFAULT_MASS_SHARE, Recovery, Safety
+from teamsync.sync.local import NOT_MEMORY
 from teamsync.sync.state import BaseStore, store_path
 
 ProgressFactory = Callable[[], Progress]
@@ -50,7 +52,7 @@ def open_state(settings: Settings, team_root: Path, config: SyncConfig) -> BaseS
             old = legacy.with_name(legacy.name + suffix)
             if old.exists():
                 old.replace(path.with_name(path.name + suffix))
-    return BaseStore.open(settings.state_dir, team_root, ident)
+    return _open_state(settings, team_root, ident)
 
 
 def open_backend(config: SyncConfig, settings: Settings) -> Backend:
@@ -69,30 +71,63 @@ def _normalize_git_url(url: str, settings: Settings) -> str:
         named = project_remote_url(cwd, url, settings.environ)
         if named is not None:
             url = named
+        elif re.fullmatch(r"[A-Za-z0-9_-]+", url):  # a bare word: meant as a remote name
+            raise ConfigError(
+                f"--git {url}: not a remote of the project in {cwd} and not an existing path. "
+                "Give a URL or path, or the name of a remote listed by `git remote -v`"
+            )
     if "://" in url or (":" in url.split("/", 1)[0] and not Path(url).exists()):
         return url
     path = Path(url).expanduser()
     return str(path if path.is_absolute() else (cwd / path).resolve())
 
 
-def init(settings: Settings, output: Output, config: SyncConfig) -> int:
-    """Check the remote answers, then write ``<memdir>/teamsync.yaml`` (beside ``team/``)."""
+def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool = False) -> int:
+    """Check the remote answers, then write ``<memdir>/teamsync.yaml`` (beside ``team/``).
+
+    Refused, with nothing written: a git branch holding files that are not
+    memory files (a code branch) unless ``force``; a REST URL that is not a
+    team-memory server. Re-running init says what it replaces.
+    """
     if config.backend == "git":
         config = SyncConfig("git", _normalize_git_url(config.url, settings), config.branch)
     memdir = memory_dir(settings)
-    (memdir / "team").mkdir(parents=True, exist_ok=True)
+    previous = _previous_config(memdir)
     backend = open_backend(config, settings)
     try:
         snap = backend.snapshot()
+        check_server = getattr(backend, "check_server", None)
+        if callable(check_server):
+            check_server()
     finally:
         backend.close()
-    path = save_config(memdir, config)
+    foreign = sorted(k for k, why in snap.rejected.items() if why == NOT_MEMORY)
+    if config.backend == "git" and foreign and not force:
+        shown = ", ".join(printable(k) for k in foreign[:3]) + (", …" if len(foreign) > 3 else "")
+        raise ConfigError(
+            f"branch {config.branch} of {sanitize_url(config.url)} holds {len(foreign)} "
+            f"file(s) that are not memory files ({shown}): it looks like a code branch, and "
+            "`teamsync push` would commit memory files into it. Use a branch of its own "
+            "(omit --branch for teamsync/memory), or pass --force if this branch is meant "
+            "to hold team memory. Nothing was written."
+        )
+    (memdir / "team").mkdir(parents=True, exist_ok=True)
+    path = _save(memdir, config)
     where = f"branch {config.branch} of " if config.backend == "git" else ""
     state = f"{len(snap.checksums)} memories there" if snap.version else "nothing there yet"
+    if previous is not None and previous != config:
+        output.info(f"Replaced the previous configuration: {_describe(previous)}.")
+    elif previous == config:
+        output.info("The configuration was already this; rewrote it unchanged.")
     output.success(f"teamsync will sync {memdir / 'team'} with {where}{sanitize_url(config.url)}")
     output.info(f"{state}; configuration written to {path}. Next: `teamsync sync`.")
     output.emit(
-        {"config": str(path), "backend": config.backend, "remote_entries": len(snap.checksums)}
+        {
+            "config": str(path),
+            "backend": config.backend,
+            "remote_entries": len(snap.checksums),
+            "replaced": previous.to_dict() if previous is not None else None,
+        }
     )
     return 0
 
@@ -121,6 +156,38 @@ def load_allowlist(cwd: Path, memdir: Path) -> frozenset[str]:
     from teamsync.security.allowlist import load_allowlist as load
 
     return load(cwd, memdir)
+
+
+def _describe(config: SyncConfig) -> str:
+    if config.backend == "git":
+        return f"git {sanitize_url(config.url)} branch {config.branch}"
+    return f"rest {sanitize_url(config.url)}" + (f" repo {config.repo}" if config.repo else "")
+
+
+def _previous_config(memdir: Path) -> SyncConfig | None:
+    """The configuration init would replace (None when there is none or it is unreadable)."""
+    path = config_path(memdir)
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a directory, where teamsync keeps its configuration file. Move it "
+            f"away (`mv {path} {path}.old`) and run init again."
+        )
+    if not path.exists():
+        return None
+    try:
+        return load_config(memdir)
+    except ConfigError:
+        return None  # unreadable or invalid: init replaces it, as the error message says
+
+
+def _save(memdir: Path, config: SyncConfig) -> Path:
+    try:
+        return save_config(memdir, config)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write {config_path(memdir)}: {exc.strerror}; check that the memory "
+            "directory is writable"
+        ) from exc
 
 
 def sync_once(
@@ -168,6 +235,26 @@ def sync_once(
         team.close()
 
 
+def _open_state(settings: Settings, team_root: Path, rid: str) -> BaseStore:
+    """The base store; a corrupt one is named with the way out (never silently reset)."""
+    import sqlite3
+
+    path = store_path(settings.state_dir, team_root, rid)
+    try:
+        state = BaseStore.open(settings.state_dir, team_root, rid)
+        state.checksums()  # reads the table: a damaged file fails here, not mid-run
+        return state
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(
+            f"the sync-state database {path} is damaged ({exc}). Move it aside "
+            f"(`mv '{path}' '{path}.damaged'`) and sync again: teamsync then compares both "
+            "sides afresh and keeps both versions of any file that differs, so nothing is lost"
+        ) from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path} is a directory where the sync-state database should be; "
+                          "move it aside and sync again") from exc  # fmt: skip
+
+
 def run(
     settings: Settings,
     output: Output,
@@ -179,17 +266,18 @@ def run(
     recover: Recovery | None = None,
 ) -> int:
     """Run one engine pass in ``mode``; print what happened; 1 on conflicts, refusals or a stop."""
-    report = sync_once(
-        settings,
-        mode=mode,
-        dry_run=dry_run,
-        progress=progress() if progress else None,
-        yes=yes,
-        recover=recover,
-    )
+    bar = progress() if progress else None
+    report = sync_once(settings, mode=mode, dry_run=dry_run, progress=bar, yes=yes, recover=recover)
+    close = getattr(bar, "close", None)
+    if callable(close):
+        close()  # the bar's line ends before the summary, which starts on its own line
     _print(output, report)
     output.emit(report.to_json())
     return report.exit_code()
+
+
+_FS_REFUSALS = ("permission denied", "read-only file system", "operation not permitted")
+"""Reasons (OSError strerror) that mean the team directory is not writable."""
 
 
 def _lines(title: str, keys: list[str]) -> list[str]:
@@ -211,11 +299,27 @@ def _print(output: Output, report: SyncReport) -> None:
             + _lines("Would merge", report.merged)
             + _lines("Would conflict", [c.key for c in report.conflicts])
         )
-        for line in blocks or ["Up to date: nothing to pull or push."]:
+        if not blocks:
+            unsynced = len(report.rejected) + len(report.held_back)
+            blocks = (
+                [f"Not in sync: {unsynced} file(s) cannot be synced (see below)."]
+                if unsynced
+                else ["Up to date: nothing to pull or push."]
+            )
+        for line in blocks:
             output.info(line)
     else:
         _print_run(output, report, rel)
+    denied = [r for r in report.rejected if r.reason.endswith(_FS_REFUSALS)]
+    if denied:
+        output.warn(
+            f"{len(denied)} file(s) in team/ could not be written or removed "
+            f"({denied[0].reason.rpartition(': ')[2]}), e.g. {rel(denied[0].key)}. Make the "
+            "team directory and its files writable (`chmod -R u+w` it) and run the command again"
+        )
     for r in report.rejected:
+        if r in denied:
+            continue
         output.warn(f"{rel(r.key)}: {printable(r.reason)}")
     for r in report.held_back:
         output.warn(f"{rel(r.key)}: held back, {printable(r.reason)}")
@@ -224,15 +328,17 @@ def _print(output: Output, report: SyncReport) -> None:
 
 
 def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) -> None:
-    verb = "would " if report.dry_run else ""
+    dry = report.dry_run
     for c in report.conflicts:
         copy = rel(c.copy) if c.copy else "a conflict copy"
+        kept = "would keep" if dry else "kept"
         output.warn(
-            f"both sides changed {rel(c.key)}: {verb}keep your version as {copy}; "
-            f"theirs is in {rel(c.key)}. Compare them, keep what matters, delete the copy."
+            f"both sides changed {rel(c.key)}: {kept} your version as {copy} and "
+            f"the remote's in {rel(c.key)}; compare them, then delete the copy"
         )
     for key in report.merged:
-        output.info(f"{verb}merge your edits and the remote's in {rel(key)}")
+        merged = "would merge" if dry else "merged"
+        output.info(f"{merged} your edits and the remote's in {rel(key)}")
     if report.recovered:
         output.info(
             f"{len(report.recovered)} memories had no sync record here (a first sync, a lost "

@@ -47,9 +47,14 @@ def sync_ops(settings: Settings, output: Output, memdir: Path) -> SyncOps:
     # object on stdout is watch's own summary.
     runs = Output(
         json_mode=False,
-        color=output.color,
+        color=output.err_color
+        if output.json_mode and output.err_color is not None
+        else output.color,
         out=output.err if output.json_mode else output.out,
         err=output.err,
+        err_color=output.err_color,
+        quiet=output.quiet,
+        verbose=output.verbose,
     )
 
     def log(message: str) -> None:

@@ -78,10 +78,39 @@ def _has_hook(groups: list[Any], matcher: str | None, command: str) -> bool:
     return False
 
 
-def merge(settings: dict[str, Any], path: Path) -> list[str]:
-    """Add teamsync's missing hooks to ``settings`` in place; return what was added."""
+OPT_IN_EVENTS = frozenset({"Stop"})
+"""Hooks added only on request: the Stop hook calls the Claude API (it costs money)."""
+
+EXTRACT_COST = (
+    "The Stop hook runs `teamsync extract` in the background after each Claude Code "
+    "response: up to 5 Claude API calls (Messages API, the model in TEAMSYNC_MODEL) per "
+    "run, sending the transcript's new messages, billed to the account of ANTHROPIC_API_KEY. "
+    "It does nothing without that key; remove it with `teamsync install-hooks --claude-code "
+    "--uninstall`."
+)
+
+TARGETS = ("project", "local", "user")
+"""Which Claude Code settings file: the committed project file, the personal
+project file (``.claude/settings.local.json``, not committed), or ``~/.claude/settings.json``."""
+
+
+def settings_path(target: str, project: Path, home: Path) -> Path:
+    if target == "user":
+        return home / ".claude" / "settings.json"
+    if target == "local":
+        return project / ".claude" / "settings.local.json"
+    return project / ".claude" / "settings.json"
+
+
+def merge(settings: dict[str, Any], path: Path, *, extract: bool = False) -> list[str]:
+    """Add teamsync's missing hooks to ``settings`` in place; return what was added.
+
+    The opt-in Stop (extraction) hook is added only with ``extract``.
+    """
     added: list[str] = []
     for event, ours in snippet()["hooks"].items():
+        if event in OPT_IN_EVENTS and not extract:
+            continue
         groups = _groups(settings, event, path)
         for group in ours:
             for hook in group["hooks"]:
@@ -137,16 +166,21 @@ def _write(path: Path, settings: dict[str, Any]) -> Path | None:
 
 
 def install_claude_code(
-    project: Path, *, uninstall: bool = False
+    project: Path,
+    *,
+    uninstall: bool = False,
+    target: str = "project",
+    home: Path | None = None,
+    extract: bool = False,
 ) -> tuple[Path, list[str], Path | None]:
-    """Merge (or remove) teamsync's hooks in ``<project>/.claude/settings.json``.
+    """Merge (or remove) teamsync's hooks in the ``target`` settings file.
 
     Returns the settings path, the changes, and the backup path (None when the file
     was absent or nothing changed).
     """
-    path = project / ".claude" / "settings.json"
+    path = settings_path(target, project, home if home is not None else Path.home())
     settings = load_settings(path)
-    changes = unmerge(settings) if uninstall else merge(settings, path)
+    changes = unmerge(settings) if uninstall else merge(settings, path, extract=extract)
     if not changes:
         return path, [], None
     return path, changes, _write(path, settings)

@@ -7,11 +7,13 @@ Claude Code (payload as JSON on stdin):
   directory is set up for sync; otherwise nothing.
 * ``PostToolUse`` on Write/Edit/MultiEdit of a team-memory file: a debounced
   background ``teamsync push`` (:mod:`teamsync.hooks.deferred`).
-* ``Stop``: ``teamsync extract <transcript_path>`` in the background, at most one
-  per transcript at a time.
+* ``Stop`` (opt-in, ``install-hooks --claude-code --with-extract``): ``teamsync
+  extract <transcript_path>`` in the background, at most one per transcript at a
+  time, and only when ``ANTHROPIC_API_KEY`` is set (it calls the Claude API).
 
 git (``post-merge``, ``post-checkout``): a background ``teamsync pull`` when the
-repository's memory directory is set up for sync, at most once a minute.
+repository's memory directory is set up for sync, at most once a minute;
+``post-checkout`` prints nothing.
 
 Every handler answers at once, exits 0 and never blocks the caller; background
 output goes to ``<state dir>/hooks/<job>.log``.
@@ -122,6 +124,8 @@ def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not Path(transcript).is_file():
         return 0
+    if not settings.environ.get("ANTHROPIC_API_KEY"):
+        return 0  # extraction needs the (opt-in, paid) Claude API: nothing to start
     name = job_name("extract", transcript)
     state = _hooks_state(settings)
     lock = FileLock(state / f"{name}.lock")
@@ -139,7 +143,7 @@ def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
     return 0
 
 
-def git_pull(settings: Settings, err: TextIO) -> int:
+def git_pull(settings: Settings, err: TextIO, *, quiet: bool = False) -> int:
     memdir = _configured_memdir(settings)
     if memdir is None:
         return 0
@@ -155,14 +159,16 @@ def git_pull(settings: Settings, err: TextIO) -> int:
     stamp.touch()
     log = state / f"{name}.log"
     spawn(["--dir", str(memdir), "pull"], cwd=settings.cwd, log=log, environ=settings.environ)
-    err.write(f"teamsync: pulling team memory in the background (log: {log})\n")
+    if not quiet:
+        err.write(f"teamsync: pulling team memory in the background (log: {log})\n")
     return 0
 
 
 def run_event(settings: Settings, event: str, stdin: TextIO, out: TextIO, err: TextIO) -> int:
     """Handle one non-PreToolUse event; always 0 (hooks never fail their caller)."""
     if event in ("post-merge", "post-checkout"):
-        return git_pull(settings, err)
+        # post-checkout runs on every `git checkout`/`switch`: it pulls without a word.
+        return git_pull(settings, err, quiet=event == "post-checkout")
     payload = _payload(stdin.read(), err)
     settings = _settings_for(settings, payload)
     if event == "SessionStart":

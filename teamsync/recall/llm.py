@@ -159,7 +159,12 @@ class Claude:
         schema: Mapping[str, Any] | None = None,
     ) -> Reply:
         """One Messages API call; every SDK error becomes :class:`LLMError`."""
-        import anthropic
+        try:
+            import anthropic
+        except ImportError as exc:  # the [llm] extra is not installed: callers fall back
+            from teamsync._extras import MissingExtra
+
+            raise LLMError(str(MissingExtra("anthropic"))) from exc
 
         extra: dict[str, Any] = {}
         if tools:

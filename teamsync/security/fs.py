@@ -203,6 +203,9 @@ class SafeDir:
                 fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
             except FileNotFoundError:
                 raise _not_found(key) from None
+            except PermissionError as exc:
+                why = (exc.strerror or "permission denied").lower()
+                raise UnsafePath(key, f"cannot be read ({why}); check its permissions") from exc
             except OSError as exc:
                 raise UnsafePath(key, _describe(dir_fd, name, "regular file")) from exc
         finally:

@@ -68,6 +68,13 @@ def load_config(memdir: Path) -> SyncConfig:
             f"{memdir} is not set up for sync: run `teamsync init --git URL` "
             "or `teamsync init --rest URL` first"
         ) from None
+    except IsADirectoryError:
+        raise ConfigError(
+            f"{path} is a directory, where teamsync keeps its configuration file; move it "
+            f"away (`mv {path} {path}.old`), then run `teamsync init` again"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}; check its permissions") from exc
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:

@@ -40,6 +40,77 @@ _REJECTED = (
 )
 
 
+_NETWORK_HINTS = (
+    "could not resolve host",  # ssh and curl both say this
+    "name or service not known",
+    "temporary failure in name resolution",
+    "failed to connect",
+    "couldn't connect to server",
+    "connection refused",
+    "connection timed out",
+    "operation timed out",
+    "network is unreachable",
+    "no route to host",
+    "connection reset",
+    "ssl certificate problem",
+    "unable to access",
+)
+_NOT_FOUND_HINTS = ("repository not found", "not found", "does not exist", "no such file")
+
+
+def _local_path(url: str) -> Path | None:
+    """The filesystem path of a local remote (a path or ``file://``), else None."""
+    if url.startswith("file://"):
+        return Path(url[len("file://") :])
+    if "://" in url or (":" in url.split("/", 1)[0] and not url.startswith((".", "/"))):
+        return None  # ssh, https, scp-like host:path
+    return Path(url) if url else None
+
+
+def classify_git_error(verb: str, stderr: str, url: str) -> tuple[str, str]:
+    """(kind, message) for a failed git command: what happened and what to do.
+
+    Kinds: ``auth``, ``network``, ``not-found``, ``not-a-repository``, ``failed``.
+    The message carries git's own words only sanitized and escaped (a remote's
+    text can hold terminal escapes or, in a URL, a credential).
+    """
+    clean = sanitize_url(stderr)
+    lines = [ln.strip() for ln in clean.splitlines() if ln.strip()]
+    low = clean.lower()
+    where = printable(sanitize_url(url)) if url else "the remote"
+    first = next((ln for ln in lines if ln.lower().startswith(("fatal:", "ssh:", "error:", "remote:"))),
+                 lines[0] if lines else "no details")  # fmt: skip
+    detail = printable(first)
+    local = _local_path(url)
+    if local is not None and "does not appear to be a git repository" in low:
+        if not local.exists():
+            return "not-found", (
+                f"git {verb}: no repository at {where} (the path does not exist). Check the "
+                "path, or create the remote with `git init --bare PATH`, then run "
+                "`teamsync init --git PATH` again"
+            )
+        return "not-a-repository", (
+            f"git {verb}: {where} exists but is not a git repository. Give the path of a "
+            "(bare) repository, e.g. one made with `git init --bare`"
+        )
+    if any(hint in low for hint in _AUTH_HINTS):
+        return "auth", (
+            f"git {verb} was refused by {where}: {detail}; check your git credentials for "
+            "this remote (ssh key or credential helper) and that you may access it"
+        )
+    if any(hint in low for hint in _NETWORK_HINTS):
+        return "network", (
+            f"git {verb}: could not reach {where}: {detail}. Check the host name, your network "
+            "or VPN and any proxy, then try again"
+        )
+    if "does not appear to be a git repository" in low or any(h in low for h in _NOT_FOUND_HINTS):
+        return "not-found", (
+            f"git {verb}: {where} was not found: {detail}. Check the URL (or remote name) and "
+            "that the repository exists and you may read it"
+        )
+    return "failed", f"git {verb} failed for {where}: {detail}"
+
+
 def sanitize_url(text: str) -> str:
     """Mask credentials embedded in URLs (``https://user:token@host`` -> ``https://***@host``)."""
     return _USERINFO.sub("***@", text)
@@ -136,13 +207,11 @@ class GitRunner:
         return result.returncode, result.stdout, result.stderr
 
     def fail(self, verb: str, stderr: str) -> None:
-        lines = [ln.strip() for ln in sanitize_url(stderr).splitlines() if ln.strip()]
-        detail = printable(lines[-1]) if lines else "no details"  # a remote's words: no escapes
-        if any(hint in stderr.lower() for hint in _AUTH_HINTS):
-            raise AuthError(
-                f"git {verb} was refused: {detail}; check your git credentials for this remote"
-            )
-        raise BackendError(f"git {verb} failed: {detail}")
+        url = self._config.get("remote.origin.url", "")
+        kind, message = classify_git_error(verb, stderr, url)
+        error = AuthError(message) if kind == "auth" else BackendError(message)
+        error.kind = f"git-{kind}"
+        raise error
 
     # -- set-up -------------------------------------------------------------------
     def ensure_bare(self, url: str, branch: str) -> None:
@@ -155,6 +224,7 @@ class GitRunner:
         self._config = dict(item.partition("\n")[::2] for item in out.split("\0") if item)
         if self._config.get("remote.origin.url") != url:
             self.run("config", "remote.origin.url", url)
+            self._config["remote.origin.url"] = url
         self._db = sqlite3.connect(self.path / "teamsync-sums.sqlite3", isolation_level=None)
         self._db.execute("PRAGMA synchronous=OFF")
         self._db.execute("CREATE TABLE IF NOT EXISTS sums (sha TEXT PRIMARY KEY, value TEXT)")

@@ -60,6 +60,8 @@ def gate_reason(exc: BaseException) -> str:
                     for f in exc.findings})
         )  # fmt: skip
         return f"contains a likely secret: {rules}"
+    if isinstance(exc, OSError) and exc.strerror:  # never a temp file's name
+        return exc.strerror.lower()
     return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)
 
 

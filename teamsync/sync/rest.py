@@ -38,7 +38,7 @@ from typing import Any
 import httpx2
 
 from teamsync.config import Settings
-from teamsync.errors import BackendError
+from teamsync.errors import BackendError, TooManyEntries
 from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES, MAX_BODY_BYTES, MAX_MEMORY_BYTES
 from teamsync.output import printable
 from teamsync.security.keys import key_clashes
@@ -117,6 +117,7 @@ class RestBackend:
         self._etag: str | None = None
         self._snap: Snapshot | None = None
         self._texts: dict[str, str] = {}
+        self.not_found: tuple[Mapping[str, str], bytes] | None = None
 
     # -- reading ----------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -128,6 +129,7 @@ class RestBackend:
         if status == 304 and self._snap is not None:
             return self._snap
         if status == 404:
+            self.not_found = (head, body)  # `init` checks it came from a team-memory server
             self._etag, self._texts = None, {}
             self._snap = Snapshot(version=None, checksums={})
             return self._snap
@@ -213,7 +215,10 @@ class RestBackend:
         times = changes.modified if "entryModified" in ext else {}
         plan = plan_batches(changes.upserts, deletes, cas, limits, times)
         for batch in plan.batches:
-            result = self._put(batch, version)
+            try:
+                result = self._put(batch, version)
+            except TooManyEntries as exc:
+                raise exc.after_partial_push(len(done), self._total_after(changes)) from None
             if isinstance(result, PreconditionFailed):
                 return result
             version, serial = result
@@ -290,12 +295,16 @@ class RestBackend:
             most, got = details.get("max_entries"), details.get("received_entries")
             if isinstance(most, int):
                 self.server_max_entries = most
-            return BackendError(
-                f"{self.http.where} holds at most {most} memories per repository and this push "
-                f"would make {got}; delete memories the team no longer needs, then push again"
-            )
+            return TooManyEntries(self.http.where, most, got)
         why = error_message(body) or "request too large"
         return BackendError(f"{self.http.where} refused the push (413): {why}")
+
+    def _total_after(self, changes: ChangeSet) -> int | None:
+        """How many entries the whole push would leave on the server (None: unknown)."""
+        if self._snap is None:
+            return None
+        keys = set(self._snap.checksums) | set(changes.upserts)
+        return len(keys - set(changes.deletes))
 
     def _unexpected(self, status: int, body: bytes, what: str) -> BackendError:
         why = error_message(body)
@@ -336,6 +345,15 @@ class RestBackend:
     def descends_from(self, version: str) -> bool | None:
         """A store checksum cannot tell; the engine compares :attr:`Snapshot.serial`."""
         return None
+
+    def check_server(self) -> None:
+        """After an empty (404) snapshot: refuse a URL that is no team-memory server."""
+        from teamsync.sync.rest_probe import check_empty_answer
+
+        if self.not_found is not None:
+            head, body = self.not_found
+            has_caps = self.extensions is not None or bool(self._extensions())
+            check_empty_answer(self.http.where, head, body, capabilities=has_caps)
 
     def identity(self) -> str:
         return self.who

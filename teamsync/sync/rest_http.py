@@ -6,9 +6,12 @@ and one request function with bounded retries and bounded responses.
 - The repository id comes from ``origin``: ``owner/name`` for GitHub
   (case-folded), ``host/path`` for any other host.
 - Requests: 30 s timeouts, no redirects followed (a 3xx is an error), 5xx,
-  429 and transport errors retried with jittered exponential backoff, response
+  429 and transport errors retried with jittered exponential backoff (or after
+  the server's ``Retry-After``, at most 60 s), response
   bodies capped in bytes and in wall-clock time (a response that never ends is
   cut off).
+- The standard proxy and CA variables are honoured (``HTTPS_PROXY``,
+  ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``, ``SSL_CERT_DIR``).
 """
 
 from __future__ import annotations
@@ -105,6 +108,26 @@ def backoff(attempt: int, rand: Callable[[], float] = random.random) -> float:
     return float(base + base * 0.25 * rand())
 
 
+MAX_RETRY_AFTER_S = 60.0
+"""The longest ``Retry-After`` honoured; a server asking for more gets the cap."""
+
+
+def retry_after(value: str | None, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date), capped."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return min(float(value), MAX_RETRY_AFTER_S)
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
+    return min(max(0.0, when - now()), MAX_RETRY_AFTER_S)
+
+
 class Http:
     """One ``httpx2.Client`` for one server; every request goes through :meth:`send`."""
 
@@ -128,7 +151,7 @@ class Http:
             timeout=httpx2.Timeout(timeout),
             follow_redirects=False,
             headers={"Authorization": f"Bearer {token}", "User-Agent": "teamsync"},
-            trust_env=False,
+            trust_env=True,  # HTTPS_PROXY/HTTP_PROXY/NO_PROXY, SSL_CERT_FILE/SSL_CERT_DIR
         )
 
     def send(
@@ -154,7 +177,8 @@ class Http:
                 self.sleep(backoff(attempt))
                 continue
             if (status >= 500 or status == 429) and not last:
-                self.sleep(backoff(attempt))
+                wait = retry_after(head.get("retry-after"))
+                self.sleep(backoff(attempt) if wait is None else wait)
                 continue
             return status, head, body
         raise AssertionError("unreachable")

@@ -75,7 +75,8 @@ def test_shipped_snippet_covers_the_four_events() -> None:
 
 def test_fresh_project_gets_the_shipped_snippet_without_backup(project: Path) -> None:
     run(project)
-    assert read(project) == shipped()
+    without_stop = {"hooks": {k: v for k, v in shipped()["hooks"].items() if k != "Stop"}}
+    assert read(project) == without_stop  # the paid Stop (extraction) hook is opt-in
     assert not list((project / ".claude").glob("settings.json.bak-*"))
 
 
@@ -90,8 +91,9 @@ def test_merge_keeps_foreign_entries_and_is_idempotent(project: Path) -> None:
     assert merged["hooks"]["Notification"] == FOREIGN["hooks"]["Notification"]
     assert merged["hooks"]["PreToolUse"][:2] == FOREIGN["hooks"]["PreToolUse"]
     assert commands(merged, "PreToolUse")[-1] == "teamsync guard"
-    for event in ("SessionStart", "PostToolUse", "Stop"):
+    for event in ("SessionStart", "PostToolUse"):
         assert commands(merged, event) == commands(shipped(), event)
+    assert "Stop" not in merged["hooks"]
     backups = list(path.parent.glob("settings.json.bak-*"))
     assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == original
     before = path.read_bytes()

@@ -73,8 +73,8 @@ def test_json_shape_and_exit_codes(tmp_path: Path) -> None:
     assert bob.read("n.md") == "bob\n"  # the dry run changed nothing
     real = bob.cli("sync")
     assert real.returncode == 1
-    assert "keep your version as team/n.conflict-" in real.stderr
-    assert "theirs is in team/n.md" in real.stderr
+    assert "kept your version as team/n.conflict-" in real.stderr
+    assert "and the remote's in team/n.md" in real.stderr
     assert len(remote_files(alice.remote)) == 2
 
 

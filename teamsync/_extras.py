@@ -1,0 +1,60 @@
+"""Optional dependencies and the extra that installs each one.
+
+A heavy library is imported lazily, where it is used. When it is missing, the
+user gets "install teamsync[EXTRA]" (exit 1), never "this is a bug" (exit 3):
+:func:`require` raises :class:`MissingExtra` up front, and the CLI's last-resort
+handler maps any stray :class:`ModuleNotFoundError` for a module listed here
+through :func:`missing_extra`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from teamsync.errors import ConfigError
+
+EXTRAS: dict[str, tuple[str, str]] = {
+    # top-level module -> (extra, what needs it)
+    "anthropic": ("llm", "LLM recall, extraction and dream (the Anthropic SDK)"),
+    "fastapi": ("server", "the team-memory server `teamsync serve`"),
+    "uvicorn": ("server", "the team-memory server `teamsync serve`"),
+    "starlette": ("server", "the team-memory server `teamsync serve`"),
+    "psycopg": ("postgres", "PostgreSQL storage for the server"),
+    "watchdog": ("watch", "file-system events for `teamsync watch` (or use --poll)"),
+}
+
+
+class MissingExtra(ConfigError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    def __init__(self, module: str) -> None:
+        extra, what = EXTRAS.get(module, ("all", "this feature"))
+        super().__init__(
+            f"{what} needs the optional package {module!r}, which is not installed: "
+            f"pip install 'teamsync[{extra}] @ git+URL' (see docs/ci.md#install)"
+        )
+        self.module = module
+        self.extra = extra
+
+
+def available(module: str) -> bool:
+    """Whether ``module`` can be imported (without importing it)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require(module: str) -> None:
+    """Raise :class:`MissingExtra` unless ``module`` is importable."""
+    if not available(module):
+        raise MissingExtra(module)
+
+
+def missing_extra(exc: BaseException) -> MissingExtra | None:
+    """The :class:`MissingExtra` for a ModuleNotFoundError of an optional module, else None."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        root = exc.name.partition(".")[0]
+        if root in EXTRAS:
+            return MissingExtra(root)
+    return None
