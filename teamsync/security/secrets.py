@@ -88,6 +88,19 @@ class _Plan:
     finder: Finder
     rule_anchors: tuple[tuple[int, ...] | None, ...]
     generic_anchors: tuple[int, ...]
+    regexes: tuple[re.Pattern[str], ...]
+
+
+def _bounded(rule: Rule) -> re.Pattern[str]:
+    """The rule's regex, refusing at once to start glued to a letter or digit.
+
+    A rule with ``left_boundary`` drops such matches anyway; refusing them as a
+    start keeps a long run of anchors (``eyJeyJeyJ…``) from being rescanned from
+    every anchor in it, which is quadratic in the run.
+    """
+    if not rule.left_boundary or "s" in rule.regex.groupindex:
+        return rule.regex
+    return re.compile(r"(?<![^\W_])(?:" + rule.regex.pattern + ")", rule.regex.flags)
 
 
 @functools.lru_cache(maxsize=4)
@@ -104,7 +117,7 @@ def plan(engine: str | None = None) -> _Plan:
         per_rule.append(None if anchors is None else ids(anchors))
     generic = ids(tuple((kw, True) for kw in _GENERIC_KEYWORDS))
     name, finder = make_finder(list(table), engine)
-    return _Plan(name, finder, tuple(per_rule), generic)
+    return _Plan(name, finder, tuple(per_rule), generic, tuple(_bounded(r) for r in RULES))
 
 
 class _Lines:
@@ -211,15 +224,15 @@ class _Taken:
 
 
 def _rule_hits(
-    doc: _Text, rule: Rule, spans: list[tuple[int, int]], taken: _Taken
+    doc: _Text, rule: Rule, regex: re.Pattern[str], spans: list[tuple[int, int]], taken: _Taken
 ) -> Iterator[_Hit]:
     text = doc.text
-    use_group = "s" in rule.regex.groupindex
+    use_group = "s" in regex.groupindex
     lines = _Lines(text)
     for start, end in spans:
         if any(text.find(literal, start, end) < 0 for literal in rule.requires):
             continue
-        for match in rule.regex.finditer(text, start, end):
+        for match in regex.finditer(text, start, end):
             group = "s" if use_group and match.group("s") else 0
             s_start, s_end = match.span(group)
             if rule.left_boundary and s_start > 0 and text[s_start - 1].isalnum():
@@ -329,14 +342,15 @@ class Scanner:
         doc = _Text(text, path, first_line, self.plan)
         taken = _Taken()
         hits: list[_Hit] = []
-        for rule, ids in zip(RULES, self.plan.rule_anchors, strict=True):
+        compiled = zip(RULES, self.plan.rule_anchors, self.plan.regexes, strict=True)
+        for rule, ids, regex in compiled:
             if ids is None:
                 spans = [(0, len(text))]
             elif not any(doc.positions[i] for i in ids):
                 continue
             else:
                 spans = doc.anchor_spans(ids, rule.context_chars)
-            hits.extend(_rule_hits(doc, rule, spans, taken))
+            hits.extend(_rule_hits(doc, rule, regex, spans, taken))
         if keep_until is not None:
             hits = [hit for hit in hits if hit.offset < keep_until]
         numbers = doc.line_numbers([hit.offset for hit in hits])
