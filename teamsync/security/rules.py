@@ -326,7 +326,10 @@ RULES: tuple[Rule, ...] = (
         "jwt",
         "JSON Web Token",
         # not inside a longer token run: each start would rescan the run to its end
-        _r(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{16,}" + _B),
+        _r(
+            r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{16,}"
+            + _B
+        ),
         (),
         _jwt,
     ),
