@@ -18,7 +18,7 @@ from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.output import Output, printable
 from teamsync.security.secrets import Finding, Scanner
-from teamsync.security.sources import Chunk, Item, iter_files, iter_range, iter_staged
+from teamsync.security.sources import Chunk, Item, Skipped, iter_range, iter_staged, list_files
 
 FORMATS = ("text", "json", "sarif")
 
@@ -48,22 +48,62 @@ def _validate(req: ScanRequest) -> None:
 def _items(req: ScanRequest, settings: Settings) -> Iterable[Item]:
     if req.staged:
         return iter_staged(settings.cwd, settings.environ)
-    if req.git_range is not None:
-        return iter_range(req.git_range, settings.cwd, settings.environ)
-    default = str(settings.dir) if settings.dir is not None else "."
-    return iter_files(req.paths or (default,), settings.cwd)
+    return iter_range(req.git_range or "", settings.cwd, settings.environ)
+
+
+def _default_paths(req: ScanRequest, settings: Settings) -> tuple[str, ...]:
+    return req.paths or (str(settings.dir) if settings.dir is not None else ".",)
+
+
+def _note(item: Skipped, output: Output) -> None:
+    if item.reason != "binary":
+        output.warn(f"skipped {printable(item.path)}: {item.reason}")
+
+
+def _collect_files(req: ScanRequest, settings: Settings, output: Output,
+                   scanner: Scanner) -> set[str]:  # fmt: skip
+    """Scan PATHs; a large tree is split over the usable CPUs (see security/pool.py)."""
+    from teamsync.security import pool
+
+    listed = [
+        (full, shown, _size(full))
+        for full, shown in list_files(_default_paths(req, settings), settings.cwd)
+    ]
+    jobs = min(pool.usable_cpus(), len(listed))
+    if jobs > 1 and sum(size for _, _, size in listed) >= pool.PARALLEL_MIN_BYTES:
+        results = pool.scan_parallel(listed, req.generic, jobs)
+    else:
+        results = [pool.scan_batch([(full, shown) for full, shown, _ in listed], req.generic)]
+    files: set[str] = set()
+    for scanned, findings, candidates, skipped in results:
+        files.update(scanned)
+        scanner.add_result(findings, candidates)
+        for item in skipped:
+            _note(item, output)
+    return files
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, list[Finding]]:
     """Scan every item; return (files scanned, findings before the baseline)."""
     scanner = Scanner(generic=req.generic)
-    files: set[str] = set()
+    if not req.staged and req.git_range is None:
+        files = _collect_files(req, settings, output, scanner)
+        return len(files), scanner.finish()
+    files = set()
     for item in _items(req, settings):
         if isinstance(item, Chunk):
             files.add(item.path)
-            scanner.add(item.text, item.path, first_line=item.first_line)
-        elif item.reason != "binary":
-            output.warn(f"skipped {printable(item.path)}: {item.reason}")
+            scanner.add(item.text, item.path, first_line=item.first_line,
+                        keep_until=item.keep_until)  # fmt: skip
+        else:
+            _note(item, output)
     return len(files), scanner.finish()
 
 
