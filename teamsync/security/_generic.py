@@ -2,9 +2,10 @@
 
 Imported only when a scan found candidate lines (a secret-named key assigned a
 plausible value). Importing detect-secrets costs ~100 ms, 68 ms of it its
-``requests`` import, which only its network verifiers use: :func:`_import`
+``requests`` import, which only its network verifiers use: :func:`_requests_deferred`
 hands detect-secrets a module object that imports ``requests`` on first
-attribute access, and the three plugins are built directly rather than through
+attribute access (and the same for ``multiprocessing``, which only its
+multi-file scan uses), and the three plugins are built directly rather than through
 detect-secrets' registry (which imports every plugin module, and one of them
 reads ``requests.Response`` at import time). A candidate line then costs
 ~30 ms of import instead of ~100. Each
@@ -68,17 +69,23 @@ class _OnFirstUse(types.ModuleType):
         return getattr(real, name)
 
 
+_DEFERRED = ("requests", "multiprocessing")
+"""Modules detect-secrets imports at load time but a line scan never uses."""
+
+
 @contextlib.contextmanager
 def _requests_deferred() -> Iterator[None]:
-    """While detect-secrets imports and runs, ``import requests`` yields a stand-in."""
-    stand_in = None
-    if "requests" not in sys.modules:
-        stand_in = sys.modules["requests"] = _OnFirstUse("requests")
+    """While detect-secrets imports and runs, ``import requests`` (or multiprocessing) yields a stand-in."""
+    stand_ins = {}
+    for name in _DEFERRED:
+        if name not in sys.modules:
+            stand_ins[name] = sys.modules[name] = _OnFirstUse(name)
     try:
         yield
     finally:
-        if stand_in is not None and sys.modules.get("requests") is stand_in:
-            del sys.modules["requests"]  # a later ``import requests`` gets the real module
+        for name, stand_in in stand_ins.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]  # a later import gets the real module
 
 
 def _import() -> tuple[Any, Any, tuple[Any, ...]]:

@@ -27,6 +27,7 @@ forces the fallback.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -272,10 +273,19 @@ def _char_offsets(data: bytes, byte_offsets: list[int]) -> list[int]:
     return out
 
 
-def make_finder(anchors: Sequence[Anchor], engine: str | None = None) -> tuple[str, Finder]:
-    """(engine name, finder) for ``anchors``; ``engine`` "python" forces the fallback."""
+def make_finder(
+    anchors: Sequence[Anchor], engine: str | None = None, *, probe_only: bool = False
+) -> tuple[str, Finder]:
+    """(engine name, finder) for ``anchors``; ``engine`` "python" forces the fallback.
+
+    ``probe_only`` names the engine that would be used without loading it.
+    """
     choice = engine or os.environ.get("TEAMSYNC_SCAN_ENGINE", "")
-    if choice != "python" and all(literal.isascii() for literal, _ in anchors):
+    usable = choice != "python" and all(literal.isascii() for literal, _ in anchors)
+    if probe_only:
+        found = usable and importlib.util.find_spec("hyperscan") is not None
+        return ("hyperscan" if found else "python"), python_finder(anchors)
+    if usable:
         fast = hyperscan_finder(anchors)
         if fast is not None:
             return "hyperscan", fast

@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from teamsync.security._prefilter import Anchor, Finder, make_finder, rule_anchors
+from teamsync.security._prefilter import Anchor, Finder, make_finder, python_finder, rule_anchors
 from teamsync.security.rules import RULES, Rule, looks_like_placeholder
 
 ALLOW_MARKERS = ("teamsync: allow", "pragma: allowlist secret")
@@ -103,8 +103,13 @@ def _bounded(rule: Rule) -> re.Pattern[str]:
     return re.compile(r"(?<![^\W_])(?:" + rule.regex.pattern + ")", rule.regex.flags)
 
 
-@functools.lru_cache(maxsize=4)
 def plan(engine: str | None = None) -> _Plan:
+    """The compiled plan for ``engine`` (None: Hyperscan for large texts when installed)."""
+    return _plan(engine)
+
+
+@functools.lru_cache(maxsize=4)
+def _plan(engine: str | None) -> _Plan:
     """Compile the anchors once per process (``engine`` "python" forces the fallback)."""
     table: dict[Anchor, int] = {}
 
@@ -116,8 +121,33 @@ def plan(engine: str | None = None) -> _Plan:
         anchors = rule_anchors(rule.keywords, rule.regex.pattern, rule.regex.flags)
         per_rule.append(None if anchors is None else ids(anchors))
     generic = ids(tuple((kw, True) for kw in _GENERIC_KEYWORDS))
-    name, finder = make_finder(list(table), engine)
+    every = list(table)
+    if engine is None:
+        name, finder = _sized(every)
+    else:  # "python", or "hyperscan" for every text (the tests compare the two)
+        name, finder = (
+            ("python", python_finder(every)) if engine == "python" else make_finder(every)
+        )
     return _Plan(name, finder, tuple(per_rule), generic, tuple(_bounded(r) for r in RULES))
+
+
+SMALL_TEXT = 64 * 1024
+"""Texts shorter than this use the pure-Python finder: Hyperscan's import is not worth it."""
+
+
+def _sized(anchors: list[Anchor]) -> tuple[str, Finder]:
+    """A finder that loads Hyperscan the first time a large text comes (same offsets either way)."""
+    small = python_finder(anchors)
+    large: list[Finder] = []
+
+    def find(text: str) -> list[list[int]]:
+        if len(text) < SMALL_TEXT:
+            return small(text)
+        if not large:
+            large.append(make_finder(anchors)[1])
+        return large[0](text)
+
+    return make_finder(anchors, probe_only=True)[0], find
 
 
 class _Lines:
