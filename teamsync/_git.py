@@ -27,7 +27,7 @@ from pathlib import Path
 
 from teamsync.errors import ToolMissing
 
-__all__ = ["GitResult", "clean_env", "run"]
+__all__ = ["GitResult", "clean_env", "popen", "run"]
 
 _KEEP = frozenset(
     {
@@ -143,3 +143,26 @@ def run(
     except OSError as exc:
         raise ToolMissing.from_args("git", exc.strerror) from None
     return GitResult(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
+
+
+def popen(
+    args: Sequence[str],
+    *,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start ``git args`` with piped stdin, stdout and stderr, for output read as a stream.
+
+    The environment is as for :func:`run`; the caller reads, waits and checks the status.
+    """
+    try:
+        return subprocess.Popen(
+            ["git", *args],
+            cwd=cwd,
+            env=_for_git(env if env is not None else clean_env()),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except OSError as exc:
+        raise ToolMissing.from_args("git", exc.strerror) from None

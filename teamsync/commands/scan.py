@@ -18,7 +18,15 @@ from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.output import Output, printable
 from teamsync.security.secrets import Finding, Scanner
-from teamsync.security.sources import Chunk, Item, iter_files, iter_range, iter_staged
+from teamsync.security.sources import (
+    Chunk,
+    Item,
+    Skipped,
+    is_memory_path,
+    iter_range,
+    iter_staged,
+    list_files,
+)
 
 FORMATS = ("text", "json", "sarif")
 
@@ -56,16 +64,47 @@ def _validate(req: ScanRequest) -> None:
 def _items(req: ScanRequest, settings: Settings) -> Iterable[Item]:
     if req.staged:
         return iter_staged(settings.cwd, settings.environ)
-    if req.git_range is not None:
-        return iter_range(req.git_range, settings.cwd, settings.environ)
-    default = str(settings.dir) if settings.dir is not None else "."
-    return iter_files(req.paths or (default,), settings.cwd)
+    return iter_range(req.git_range or "", settings.cwd, settings.environ)
 
 
-def is_memory_path(path: str) -> bool:
-    """A path inside a ``memory/team`` directory (Claude Code's layout), where pragmas never count."""
-    parts = os.path.normpath(path).replace("\\", "/").split("/")
-    return any(a == "memory" and b == "team" for a, b in zip(parts, parts[1:], strict=False))
+def _default_paths(req: ScanRequest, settings: Settings) -> tuple[str, ...]:
+    return req.paths or (str(settings.dir) if settings.dir is not None else ".",)
+
+
+def _note(item: Skipped, output: Output) -> None:
+    if item.reason != "binary":
+        output.warn(f"skipped {printable(item.path)}: {item.reason}")
+
+
+def _collect_files(req: ScanRequest, settings: Settings, output: Output,
+                   scanner: Scanner) -> set[str]:  # fmt: skip
+    """Scan PATHs; a large tree is split over the usable CPUs (see security/pool.py)."""
+    from teamsync.security import pool
+
+    listed = [
+        (full, shown, _size(full))
+        for full, shown in list_files(_default_paths(req, settings), settings.cwd)
+    ]
+    jobs = min(pool.usable_cpus(), len(listed))
+    if jobs > 1 and sum(size for _, _, size in listed) >= pool.PARALLEL_MIN_BYTES:
+        results = pool.scan_parallel(listed, req.generic, jobs, inline_allow=scanner.inline_allow)
+    else:
+        batch = [(full, shown) for full, shown, _ in listed]
+        results = [pool.scan_batch(batch, req.generic, inline_allow=scanner.inline_allow)]
+    files: set[str] = set()
+    for scanned, findings, candidates, skipped in results:
+        files.update(scanned)
+        scanner.add_result(findings, candidates)
+        for item in skipped:
+            _note(item, output)
+    return files
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, list[Finding]]:
@@ -81,7 +120,10 @@ def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, 
     scanner = Scanner(
         generic=req.generic, inline_allow=not (req.ignore_inline_allow or memory_scan)
     )
-    files: set[str] = set()
+    if not req.staged and req.git_range is None:
+        files = _collect_files(req, settings, output, scanner)
+        return len(files), scanner.finish()
+    files = set()
     for item in _items(req, settings):
         if isinstance(item, Chunk):
             files.add(item.path)
@@ -90,11 +132,12 @@ def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, 
                 item.text,
                 item.path,
                 first_line=item.first_line,
+                keep_until=item.keep_until,
                 inline_allow=allow,
                 commit=item.commit,
             )
-        elif item.reason != "binary":
-            output.warn(f"skipped {printable(item.path)}: {item.reason}")
+        else:
+            _note(item, output)
     return len(files), scanner.finish()
 
 

@@ -302,6 +302,8 @@ def evaluate(settings: Settings, raw: str, err: TextIO) -> str | None:
         return _failed(settings, raw, err, f"the payload is not valid JSON ({exc.msg})")
     except ValueError:
         return _failed(settings, raw, err, "the payload is not valid JSON")
+    except RecursionError:
+        return _failed(settings, raw, err, "the payload nests JSON too deeply")
     if not isinstance(payload, dict):
         return _failed(settings, raw, err, "the payload is not a JSON object")
     tool = payload.get("tool_name")

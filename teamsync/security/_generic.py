@@ -1,7 +1,14 @@
 """Generic secrets through detect-secrets' own detectors and false-positive filters.
 
 Imported only when a scan found candidate lines (a secret-named key assigned a
-plausible value), because importing detect-secrets costs ~130 ms. Each
+plausible value). Importing detect-secrets costs ~100 ms, 68 ms of it its
+``requests`` import, which only its network verifiers use: :func:`_requests_deferred`
+hands detect-secrets a module object that imports ``requests`` on first
+attribute access (and the same for ``multiprocessing``, which only its
+multi-file scan uses), and the three plugins are built directly rather than through
+detect-secrets' registry (which imports every plugin module, and one of them
+reads ``requests.Response`` at import time). A candidate line then costs
+~30 ms of import instead of ~100. Each
 candidate is rewritten as ``key = "value"`` so every detect-secrets file type
 reads it the same way, then detect-secrets' KeywordDetector and high-entropy
 plugins run with its heuristic filters, inside one ``transient_settings``
@@ -13,8 +20,12 @@ fingerprint), and a detect-secrets failure is reported by its type name only.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import re
-from collections.abc import Sequence
+import sys
+import types
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from teamsync.errors import TeamsyncError
@@ -55,27 +66,96 @@ def _rule_for(secret_type: str) -> str:
     return "generic-secret" if secret_type == "Secret Keyword" else "generic-high-entropy"
 
 
-def _run(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
-    from detect_secrets.core.scan import _process_line_based_plugins
-    from detect_secrets.settings import get_plugins, transient_settings
+class _OnFirstUse(types.ModuleType):
+    """Stands in for a module until an attribute is read, then imports the real one."""
 
+    def __getattr__(self, name: str) -> Any:
+        real = importlib.import_module(self.__name__)
+        return getattr(real, name)
+
+
+_DEFERRED = ("requests", "multiprocessing")
+"""Modules detect-secrets imports at load time but a line scan never uses."""
+
+
+@contextlib.contextmanager
+def _requests_deferred() -> Iterator[None]:
+    """While detect-secrets imports and runs, ``import requests`` (or multiprocessing) yields a stand-in."""
+    stand_ins = {}
+    for name in _DEFERRED:
+        if name not in sys.modules:
+            stand_ins[name] = sys.modules[name] = _OnFirstUse(name)
+    try:
+        yield
+    finally:
+        for name, stand_in in stand_ins.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]  # a later import gets the real module
+
+
+def _import() -> tuple[Any, Any, tuple[Any, ...]]:
+    """detect-secrets' line scanning helpers, settings scope and the three plugin classes."""
+    from detect_secrets.core import scan
+    from detect_secrets.plugins.high_entropy_strings import (
+        Base64HighEntropyString,
+        HexHighEntropyString,
+    )
+    from detect_secrets.plugins.keyword import KeywordDetector
+    from detect_secrets.settings import transient_settings
+
+    return (
+        scan,
+        transient_settings,
+        (KeywordDetector, Base64HighEntropyString, HexHighEntropyString),
+    )
+
+
+def _lines_flagged(
+    scan: Any, plugins: list[Any], lines: list[tuple[int, str]], path: str
+) -> Iterator[Any]:
+    """detect-secrets' ``_process_line_based_plugins`` with our plugin instances."""
+    content = [line for _, line in lines]
+    for number, raw in lines:
+        line = raw.rstrip()
+        snippet = scan.get_code_snippet(lines=content, line_number=number)
+        if scan._is_filtered_out(
+            required_filter_parameters=["line"], filename=path, line=line, context=snippet
+        ):
+            continue
+        for plugin in plugins:
+            for secret in scan._scan_line(
+                plugin=plugin, filename=path, line=line, line_number=number, context=snippet
+            ):
+                if not scan._is_filtered_out(
+                    required_filter_parameters=["context"],
+                    filename=secret.filename,
+                    secret=secret.secret_value,
+                    plugin=plugin,
+                    line=line,
+                    context=snippet,
+                ):
+                    yield secret
+
+
+def _run(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
     from teamsync.security.secrets import fingerprint
 
+    scan, transient_settings, classes = _import()
     by_path: dict[str, list[int]] = {}
     for index, (path, _, _) in enumerate(items):
         by_path.setdefault(path, []).append(index)
     results: dict[int, tuple[str, str]] = {}
-    with transient_settings(_CONFIG) as settings:
-        settings.plugins = {
-            p["name"]: {k: v for k, v in p.items() if k != "name"} for p in _PLUGINS
-        }
-        get_plugins.cache_clear()
+    with transient_settings(_CONFIG):
+        plugins = [
+            cls(**{k: v for k, v in spec.items() if k != "name"})
+            for cls, spec in zip(classes, _PLUGINS, strict=True)
+        ]
         for path, indexes in by_path.items():
             lines = [
                 (n, f'{_NON_WORD.sub("_", items[i][1])} = "{_word_first(items[i][2])}"')
                 for n, i in enumerate(indexes, start=1)
             ]
-            for potential in _process_line_based_plugins(lines, path):
+            for potential in _lines_flagged(scan, plugins, lines, path):
                 index = indexes[potential.line_number - 1]
                 value = str(potential.secret_value or "")
                 if not value or looks_like_placeholder(items[index][2]):
@@ -91,7 +171,8 @@ def _run(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
 def detect(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
     """For ``(path, key, value)`` candidates, the flagged ones as ``(index, rule, fingerprint)``."""
     try:
-        return _run(items)
+        with _requests_deferred():
+            return _run(items)
     except Exception as exc:  # noqa: BLE001 - never let a third-party message carry a secret
         raise TeamsyncError(
             f"generic secret detection failed inside detect-secrets ({type(exc).__name__}); "

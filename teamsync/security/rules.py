@@ -267,7 +267,8 @@ RULES: tuple[Rule, ...] = (
         "openai-api-key",
         "OpenAI API key",
         _r(
-            r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,}"
+            # bounded runs: a line of "sk-sk-sk-…" costs each start at most 400 steps
+            r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,400}T3BlbkFJ[A-Za-z0-9_\-]{20,}"
             r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{80,}"
         ),
         ("t3blbkfj", "sk-"),
@@ -372,7 +373,10 @@ RULES: tuple[Rule, ...] = (
             + _PRIVATE
             + r"(?: BLOCK)?"
             + _DASH5
-            + r"[\s\S]{0,20000}?(?:"
+            # the body never holds another BEGIN: each marker looks ahead only to the next one
+            + r"(?:(?!"
+            + re.escape(_PEM_BEGIN)
+            + r")[\s\S]){0,20000}?(?:"
             + re.escape(_PEM_END)
             + r"[ A-Z0-9]{0,40}"
             + _PRIVATE
@@ -387,7 +391,11 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "jwt",
         "JSON Web Token",
-        _r(r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{16,}" + _B),
+        # not inside a longer token run: each start would rescan the run to its end
+        _r(
+            r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{16,}"
+            + _B
+        ),
         (),
         _jwt,
     ),
@@ -531,11 +539,11 @@ def _is_cjk(label: str) -> bool:
 
 
 _KEY = (
-    r"(?P<key>(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]*?(?i:"
+    r"(?P<key>(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]{0,100}?(?i:"
     + _EN_STRONG
     + "|"
     + _EN_WEAK
-    + r")[\w.\-]*"
+    + r")[\w.\-]{0,100}"  # bounded: a run of labels stays linear
     r"|(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if _is_cjk(x))) + r")"
     r"|(?<!\w)(?i:"
     + _alternation(tuple(x for x in FOREIGN_LABELS if not _is_cjk(x)))

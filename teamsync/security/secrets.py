@@ -19,17 +19,24 @@ How a text is scanned:
 
 A :class:`Finding` names the path, line, rule and a fingerprint (a truncated
 sha256 of rule id and secret). No object this module returns or raises holds
-the secret text. Lines carrying ``teamsync: allow`` or ``pragma: allowlist
-secret`` are skipped (``teamsync: allow-next-line`` / ``pragma: allowlist
-nextline secret`` skip the following line); a baseline is a set of fingerprints.
+the secret text. A secret in the path itself is a finding on line 0, with the
+path shown redacted. Only where ``inline_allow`` is on (ordinary code scans,
+never a team-memory gate), lines carrying ``teamsync: allow`` or ``pragma:
+allowlist secret`` are skipped (``teamsync: allow-next-line`` / ``pragma:
+allowlist nextline secret`` skip the following line); a baseline is a set of
+fingerprints.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from teamsync.security._prefilter import Anchor, Finder, make_finder, python_finder, rule_anchors
 from teamsync.security.names import name_findings
 from teamsync.security.rules import (
     GENERIC_KEYWORDS,
@@ -78,15 +85,6 @@ def fingerprint(rule_id: str, secret: str) -> str:
     return hashlib.sha256(data).hexdigest()[:FINGERPRINT_LENGTH]
 
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _lower(text: str) -> str:
-    lowered = text.lower()
-    # A few characters change length when lower-cased; keep offsets aligned.
-    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
-
-
 @dataclass(frozen=True)
 class _Hit:
     offset: int
@@ -103,51 +101,132 @@ class _Candidate:
     commit: str | None = None
 
 
-class _Text:
-    """One text being scanned, with its lower-cased twin and line helpers."""
+@dataclass(frozen=True)
+class _Plan:
+    """The anchor table for :data:`RULES` and the generic layer, and the engine that finds them."""
 
-    def __init__(self, text: str, path: str, first_line: int) -> None:
+    engine: str
+    finder: Finder
+    rule_anchors: tuple[tuple[int, ...] | None, ...]
+    generic_anchors: tuple[int, ...]
+    regexes: tuple[re.Pattern[str], ...]
+
+
+def _bounded(rule: Rule) -> re.Pattern[str]:
+    """The rule's regex, refusing at once to start glued to a letter or digit.
+
+    A rule with ``left_boundary`` drops such matches anyway; refusing them as a
+    start keeps a long run of anchors (``eyJeyJeyJ…``) from being rescanned from
+    every anchor in it, which is quadratic in the run.
+    """
+    if not rule.left_boundary or "s" in rule.regex.groupindex:
+        return rule.regex
+    return re.compile(r"(?<![^\W_])(?:" + rule.regex.pattern + ")", rule.regex.flags)
+
+
+def plan(engine: str | None = None) -> _Plan:
+    """The compiled plan for ``engine`` (None: Hyperscan for large texts when installed)."""
+    return _plan(engine)
+
+
+@functools.lru_cache(maxsize=4)
+def _plan(engine: str | None) -> _Plan:
+    """Compile the anchors once per process (``engine`` "python" forces the fallback)."""
+    table: dict[Anchor, int] = {}
+
+    def ids(anchors: tuple[Anchor, ...]) -> tuple[int, ...]:
+        return tuple(table.setdefault(anchor, len(table)) for anchor in anchors)
+
+    per_rule = []
+    for rule in RULES:
+        anchors = rule_anchors(rule.keywords, rule.regex.pattern, rule.regex.flags)
+        per_rule.append(None if anchors is None else ids(anchors))
+    generic = ids(tuple((kw, True) for kw in GENERIC_KEYWORDS))
+    every = list(table)
+    if engine is None:
+        name, finder = _sized(every)
+    else:  # "python", or "hyperscan" for every text (the tests compare the two)
+        name, finder = (
+            ("python", python_finder(every)) if engine == "python" else make_finder(every)
+        )
+    return _Plan(name, finder, tuple(per_rule), generic, tuple(_bounded(r) for r in RULES))
+
+
+SMALL_TEXT = 64 * 1024
+"""Texts shorter than this use the pure-Python finder: Hyperscan's import is not worth it."""
+
+
+def _sized(anchors: list[Anchor]) -> tuple[str, Finder]:
+    """A finder that loads Hyperscan the first time a large text comes (same offsets either way)."""
+    small = python_finder(anchors)
+    large: list[Finder] = []
+
+    def find(text: str) -> list[list[int]]:
+        if len(text) < SMALL_TEXT:
+            return small(text)
+        if not large:
+            large.append(make_finder(anchors)[1])
+        return large[0](text)
+
+    return make_finder(anchors, probe_only=True)[0], find
+
+
+class _Lines:
+    """Line bounds for offsets visited in non-decreasing order (amortised linear)."""
+
+    def __init__(self, text: str) -> None:
         self.text = text
-        self.lowered = _lower(text)
+        self.start = 0
+        self.end = -1  # bounds of the current line; end < 0 means none yet
+
+    def bounds(self, pos: int) -> tuple[int, int]:
+        if self.end >= 0 and self.start <= pos <= self.end:
+            return self.start, self.end
+        text = self.text
+        floor = self.end + 1 if 0 <= self.end < pos else 0  # search back no further than needed
+        newline = text.rfind("\n", floor, pos)
+        self.start = newline + 1 if newline >= 0 else floor
+        end = text.find("\n", pos)
+        self.end = len(text) if end < 0 else end
+        return self.start, self.end
+
+
+class _Text:
+    """One text being scanned: anchor offsets, candidate spans, allow markers."""
+
+    def __init__(self, text: str, path: str, first_line: int, compiled: _Plan) -> None:
+        self.text = text
         self.path = path
         self.first_line = first_line
-        self._spans: dict[tuple[tuple[str, ...], int], list[tuple[int, int]]] = {}
+        self.positions = compiled.finder(text)
+        self._spans: dict[tuple[tuple[int, ...], int], list[tuple[int, int]]] = {}
+        self._allowed: dict[int, bool] = {}
 
-    def line_span(self, pos: int, extra_chars: int = 0) -> tuple[int, int]:
-        """The line holding ``pos``, extended to the end of the line ``extra_chars`` later."""
-        start = self.text.rfind("\n", 0, pos) + 1
-        end = self.text.find("\n", pos + extra_chars)
-        return start, (len(self.text) if end < 0 else end)
-
-    def keyword_spans(self, keywords: tuple[str, ...], extra_chars: int) -> list[tuple[int, int]]:
-        """The lines holding a keyword (plus ``extra_chars`` after each), merged; cached."""
-        key = (keywords, extra_chars)
+    def anchor_spans(self, ids: tuple[int, ...], extra_chars: int) -> list[tuple[int, int]]:
+        """The lines holding an anchor (to the end of the line ``extra_chars`` later), merged."""
+        key = (ids, extra_chars)
         cached = self._spans.get(key)
         if cached is None:
-            cached = self._spans[key] = self._find_spans(keywords, extra_chars)
+            text, spans = self.text, []
+            for ident in ids:
+                for pos in self.positions[ident]:
+                    end = text.find("\n", pos + extra_chars)
+                    spans.append((text.rfind("\n", 0, pos) + 1, len(text) if end < 0 else end))
+            cached = self._spans[key] = _merge(spans)
         return cached
 
-    def _find_spans(self, keywords: tuple[str, ...], extra_chars: int) -> list[tuple[int, int]]:
-        spans: list[tuple[int, int]] = []
-        for kw in keywords:
-            hay = self.lowered if kw == kw.lower() else self.text
-            pos = hay.find(kw)
-            while pos >= 0:
-                spans.append(self.line_span(pos, extra_chars))
-                line_end = hay.find("\n", pos)
-                pos = hay.find(kw, line_end + 1) if line_end >= 0 else -1
-        return _merge(spans)
-
-    def allowed(self, pos: int) -> bool:
-        start, end = self.line_span(pos)
-        line = self.lowered[start:end]
-        if any(marker in line for marker in ALLOW_MARKERS):
-            return True
-        if start == 0:
-            return False
-        prev_start, _ = self.line_span(start - 1)
-        previous = self.lowered[prev_start : start - 1]
-        return any(marker in previous for marker in NEXT_LINE_MARKERS)
+    def allowed(self, line_start: int, line_end: int) -> bool:
+        """Whether the line at ``line_start`` carries (or follows) an allow marker; cached."""
+        cached = self._allowed.get(line_start)
+        if cached is None:
+            text = self.text
+            line = text[line_start:line_end].lower()
+            cached = any(marker in line for marker in ALLOW_MARKERS)
+            if not cached and line_start > 0:
+                previous = text[text.rfind("\n", 0, line_start - 1) + 1 : line_start - 1].lower()
+                cached = any(marker in previous for marker in NEXT_LINE_MARKERS)
+            self._allowed[line_start] = cached
+        return cached
 
     def line_numbers(self, offsets: list[int]) -> dict[int, int]:
         numbers: dict[int, int] = {}
@@ -169,38 +248,73 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+class _Taken:
+    """Disjoint secret spans already reported, for O(log n) overlap checks."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self._new: list[tuple[int, int]] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        at = bisect.bisect_right(self.starts, start) - 1
+        if at >= 0 and self.ends[at] > start:
+            return True
+        return at + 1 < len(self.starts) and self.starts[at + 1] < end
+
+    def add(self, start: int, end: int) -> None:
+        self._new.append((start, end))
+
+    def commit(self) -> None:
+        """Fold the spans of the rule just run into the table (rules never overlap themselves)."""
+        if self._new:
+            merged = sorted([*zip(self.starts, self.ends, strict=True), *self._new])
+            self.starts = [s for s, _ in merged]
+            self.ends = [e for _, e in merged]
+            self._new = []
+
+
 def _rule_hits(
-    doc: _Text, rule: Rule, taken: list[tuple[int, int]], inline_allow: bool = False
+    doc: _Text,
+    rule: Rule,
+    regex: re.Pattern[str],
+    spans: list[tuple[int, int]],
+    taken: _Taken,
+    inline_allow: bool = False,
 ) -> Iterator[_Hit]:
-    if rule.keywords:
-        spans = doc.keyword_spans(rule.keywords, rule.context_chars)
-    else:
-        spans = [(0, len(doc.text))]
     text = doc.text
+    use_group = "s" in regex.groupindex
+    lines = _Lines(text)
     for start, end in spans:
         if any(text.find(literal, start, end) < 0 for literal in rule.requires):
             continue
-        for match in rule.regex.finditer(text, start, end):
-            group = "s" if "s" in rule.regex.groupindex and match.group("s") else 0
+        for match in regex.finditer(text, start, end):
+            group = "s" if use_group and match.group("s") else 0
             s_start, s_end = match.span(group)
             if rule.left_boundary and s_start > 0 and text[s_start - 1].isalnum():
                 continue
             secret = text[s_start:s_end]
             if rule.validator is not None and not rule.validator(secret):
                 continue
-            if any(s_start < t_end and t_start < s_end for t_start, t_end in taken):
+            if taken.overlaps(s_start, s_end):
                 continue
-            taken.append((s_start, s_end))
-            if inline_allow and doc.allowed(s_start):
+            taken.add(s_start, s_end)
+            if inline_allow and doc.allowed(*lines.bounds(s_start)):
                 continue
             yield _Hit(s_start, rule.id, fingerprint(rule.id, secret))
+    taken.commit()
 
 
-def _generic_candidates(doc: _Text, taken_lines: set[int], inline_allow: bool) -> list[_Candidate]:
+def _generic_candidates(
+    doc: _Text, taken_lines: set[int], ids: tuple[int, ...], inline_allow: bool = False
+) -> list[_Candidate]:
     found: dict[int, tuple[str, str]] = {}
-    for start, end in doc.keyword_spans(GENERIC_KEYWORDS, 0):
-        for match in generic_line().finditer(doc.text, start, end):
-            line_start = doc.line_span(match.start())[0]
+    text = doc.text
+    lines = _Lines(text)
+    pattern = generic_line()
+    for start, end in doc.anchor_spans(ids, 0):
+        for match in pattern.finditer(text, start, end):
+            line_start, line_end = lines.bounds(match.start())
             if line_start in found or line_start in taken_lines:
                 continue
             quoted = match.group("qv") is not None
@@ -210,7 +324,7 @@ def _generic_candidates(doc: _Text, taken_lines: set[int], inline_allow: bool) -
                 continue
             if not strong and not generic_value_random(value):
                 continue
-            if inline_allow and doc.allowed(line_start):
+            if inline_allow and doc.allowed(line_start, line_end):
                 continue
             found[line_start] = (label, value)
     numbers = doc.line_numbers(list(found))
@@ -218,7 +332,13 @@ def _generic_candidates(doc: _Text, taken_lines: set[int], inline_allow: bool) -
 
 
 class Scanner:
-    """Scan many texts, then run the generic detectors once over all candidate lines."""
+    """Scan many texts, then run the generic detectors once over all candidate lines.
+
+    Time is linear in the text and in the number of findings: anchors come from
+    one multi-pattern pass (:mod:`teamsync.security._prefilter`), rules run only
+    on the lines holding their anchors, overlap checks bisect a sorted table,
+    and line bounds are found by cursors that only move forward.
+    """
 
     def __init__(
         self,
@@ -226,11 +346,13 @@ class Scanner:
         baseline: frozenset[str] = frozenset(),
         generic: bool = True,
         inline_allow: bool = False,
+        engine: str | None = None,
     ) -> None:
         self.baseline = baseline
         self.generic = generic
         self.inline_allow = inline_allow
         """Honour ``teamsync: allow`` pragmas; off for every team-memory gate (see docs/scanning.md)."""
+        self.plan = plan(engine)
         self._findings: list[Finding] = []
         self._candidates: list[_Candidate] = []
 
@@ -243,30 +365,60 @@ class Scanner:
         path: str,
         *,
         first_line: int = 1,
+        keep_until: int | None = None,
         inline_allow: bool | None = None,
         commit: str | None = None,
     ) -> None:
         """Scan ``text`` with the specific rules and queue its generic candidate lines.
 
+        ``keep_until`` (a window of a large file) drops what starts at or after that
+        offset: the next window, which overlaps this one, reports it whole.
         ``inline_allow`` overrides the scanner's setting for this text (a memory
-        file inside an ordinary code scan never honours pragmas).
+        file inside an ordinary code scan never honours pragmas); ``commit`` is
+        the commit that added these lines (``--git-range``).
         """
         allow = self.inline_allow if inline_allow is None else inline_allow
-        in_name = name_findings(path)  # a secret in the name: shown redacted, reported by rule
-        if in_name:
+        in_name = name_findings(path)  # a secret in the name: shown redacted, by rule
+        if in_name:  # (each window or hunk of one file repeats it; finish() keeps one)
             path = in_name[0].path
             self._findings.extend(replace(f, commit=commit) for f in in_name)
-        doc = _Text(text, path, first_line)
-        taken: list[tuple[int, int]] = []
-        hits = [hit for rule in RULES for hit in _rule_hits(doc, rule, taken, allow)]
+        doc = _Text(text, path, first_line, self.plan)
+        taken = _Taken()
+        hits: list[_Hit] = []
+        compiled = zip(RULES, self.plan.rule_anchors, self.plan.regexes, strict=True)
+        for rule, ids, regex in compiled:
+            if ids is None:
+                spans = [(0, len(text))]
+            elif not any(doc.positions[i] for i in ids):
+                continue
+            else:
+                spans = doc.anchor_spans(ids, rule.context_chars)
+            hits.extend(_rule_hits(doc, rule, regex, spans, taken, allow))
+        if keep_until is not None:
+            hits = [hit for hit in hits if hit.offset < keep_until]
         numbers = doc.line_numbers([hit.offset for hit in hits])
         self._findings.extend(
             Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
         )
-        if self.generic:
-            taken_lines = {doc.line_span(start)[0] for start, _ in taken}
-            found = _generic_candidates(doc, taken_lines, allow)
-            self._candidates.extend(replace(c, commit=commit) if commit else c for c in found)
+        if self.generic and any(doc.positions[i] for i in self.plan.generic_anchors):
+            lines = _Lines(text)
+            taken_lines = {lines.bounds(start)[0] for start in taken.starts}
+            candidates = _generic_candidates(doc, taken_lines, self.plan.generic_anchors, allow)
+            if keep_until is not None:
+                limit = doc.line_numbers([keep_until])[keep_until]
+                candidates = [c for c in candidates if c.line < limit]
+            self._candidates.extend(replace(c, commit=commit) if commit else c for c in candidates)
+
+    def add_result(self, findings: list[Finding], candidates: list[_Candidate]) -> None:
+        """Merge what another process's scanner found (see :mod:`teamsync.security.pool`)."""
+        self._findings.extend(findings)
+        self._candidates.extend(candidates)
+
+    def take(self) -> tuple[list[Finding], list[_Candidate]]:
+        """Hand over the findings and candidates so far, without running the generic layer."""
+        out = (self._findings, self._candidates)
+        self._findings, self._candidates = [], []
+        return out
 
     def finish(self) -> list[Finding]:
         """Every finding so far (generic ones included), minus the baseline, sorted."""

@@ -1,26 +1,42 @@
 """Where ``teamsync scan`` reads content from: files, the git index, or a commit range.
 
 Every source yields :class:`Chunk` objects (a display path, the text and the
-line number of its first line) or :class:`Skipped` notes. Git is driven through
-plain ``git`` subprocesses via :func:`git` over :mod:`teamsync._git` (no
-GitPython: the pre-commit hook must start instantly), keeping
-``GIT_INDEX_FILE`` (a hook for a partial commit points it at the index being
-committed).
+line number of its first line) or :class:`Skipped` notes (binary or unreadable
+files only). There is no size past which content goes unscanned: content up to
+``WINDOW + OVERLAP`` bytes is one chunk; larger content is read in windows of
+``WINDOW`` bytes that overlap by ``OVERLAP`` (longer than any secret a rule
+matches, a PEM block included), each with ``keep_until`` so a finding in the
+overlap is reported once, by the window that holds it whole. Memory stays
+bounded by the window, whatever the file's size; the git index and ``git log``
+are read as streams. Git is driven through plain ``git`` subprocesses via
+:func:`git` over :mod:`teamsync._git` (no GitPython: the pre-commit hook must
+start instantly), keeping ``GIT_INDEX_FILE`` (a hook for a partial commit
+points it at the index being committed).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from teamsync import _git
 from teamsync.errors import UsageError
 
-MAX_SCAN_BYTES = 10 * 1024 * 1024
+WINDOW = 8 * 1024 * 1024
+OVERLAP = 256 * 1024
+BINARY_PROBE = 8192
 SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def is_memory_path(path: str) -> bool:
+    """A path inside a ``memory/team`` directory (Claude Code's layout), where pragmas never count."""
+    parts = os.path.normpath(path).replace("\\", "/").split("/")
+    return any(a == "memory" and b == "team" for a, b in zip(parts, parts[1:], strict=False))
 
 
 @dataclass(frozen=True)
@@ -30,6 +46,8 @@ class Chunk:
     first_line: int = 1
     commit: str | None = None
     """For ``--git-range``: the commit that added these lines."""
+    keep_until: int | None = None
+    """In a window of a large file: report only what starts before this offset."""
 
 
 @dataclass(frozen=True)
@@ -54,39 +72,107 @@ def git(args: list[str], cwd: Path, env: Mapping[str, str], stdin: bytes | None 
     return result.stdout
 
 
-def _decode(data: bytes, path: str) -> Item:
-    if len(data) > MAX_SCAN_BYTES:
-        return Skipped(path, f"larger than {MAX_SCAN_BYTES // (1024 * 1024)} MB")
-    if b"\x00" in data[:8192]:
-        return Skipped(path, "binary")
-    return Chunk(path, data.decode("utf-8", "replace"))
+class _Reader:
+    """``read(n)`` over a binary stream, stopping after ``limit`` bytes when given."""
+
+    def __init__(self, stream: BinaryIO, limit: int | None = None) -> None:
+        self.stream = stream
+        self.left = limit
+
+    def read(self, n: int) -> bytes:
+        """Up to ``n`` bytes; fewer only at the end (a pipe may hand over less at a time)."""
+        parts: list[bytes] = []
+        wanted = n if self.left is None else min(n, self.left)
+        while wanted > 0:
+            data = self.stream.read(wanted)
+            if not data:
+                break
+            parts.append(data)
+            wanted -= len(data)
+            if self.left is not None:
+                self.left -= len(data)
+        return b"".join(parts)
+
+    def drain(self) -> None:
+        while self.left and self.read(1 << 20):
+            pass
 
 
-def _read(path: Path, shown: str) -> Item:
+def _cut(buf: bytes) -> int:
+    """Where the next window starts: a line start near WINDOW, else a UTF-8 boundary."""
+    newline = buf.rfind(b"\n", WINDOW // 2, WINDOW)
+    if newline >= 0:
+        return newline + 1
+    cut = WINDOW
+    while cut > WINDOW - 4 and (buf[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut
+
+
+def windows(reader: _Reader, path: str) -> Iterator[Item]:
+    """The content of one file or blob as chunks (one, or overlapping windows)."""
+    buf = reader.read(WINDOW + OVERLAP)
+    if b"\x00" in buf[:BINARY_PROBE]:
+        yield Skipped(path, "binary")
+        return
+    first_line = 1
+    while True:
+        extra = reader.read(WINDOW) if len(buf) >= WINDOW + OVERLAP else b""
+        if not extra:
+            yield Chunk(path, buf.decode("utf-8", "replace"), first_line)
+            return
+        cut = _cut(buf)
+        keep = len(buf[:cut].decode("utf-8", "replace"))
+        yield Chunk(path, buf.decode("utf-8", "replace"), first_line, keep_until=keep)
+        first_line += buf.count(b"\n", 0, cut)
+        buf = buf[cut:] + extra
+
+
+def _read(path: str, shown: str) -> Iterator[Item]:
     try:
-        if path.stat().st_size > MAX_SCAN_BYTES:
-            return Skipped(shown, f"larger than {MAX_SCAN_BYTES // (1024 * 1024)} MB")
-        return _decode(path.read_bytes(), shown)
+        with open(path, "rb") as handle:
+            yield from windows(_Reader(handle), shown)
     except OSError as exc:
-        return Skipped(shown, f"unreadable ({exc.strerror})")
+        yield Skipped(shown, f"unreadable ({exc.strerror})")
+
+
+def _walk(top: str, shown: str) -> Iterator[tuple[str, str]]:
+    """(full path, display path) of the regular files under ``top``, sorted, no symlinks."""
+    try:
+        entries = sorted(os.scandir(top), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            if entry.name not in SKIP_DIRS:
+                yield from _walk(entry.path, os.path.join(shown, entry.name))
+        elif entry.is_file():
+            yield entry.path, os.path.normpath(os.path.join(shown, entry.name))
+
+
+def list_files(paths: Iterable[str], cwd: Path) -> Iterator[tuple[str, str]]:
+    """(full path, display path) for files and directories given on the command line."""
+    for raw in paths:
+        full = raw if os.path.isabs(raw) else os.path.join(cwd, raw)
+        if os.path.isdir(full) and not os.path.islink(full):
+            yield from _walk(full, raw)
+        elif os.path.isfile(full):
+            yield full, raw
+        elif not os.path.exists(full):
+            raise UsageError(f"{raw}: no such file or directory; check the path")
+
+
+def read_file(full: str, shown: str) -> Iterator[Item]:
+    """One file's chunks (see :func:`windows`), or a Skipped note."""
+    return _read(full, shown)
 
 
 def iter_files(paths: Iterable[str], cwd: Path) -> Iterator[Item]:
     """Files and directories (recursive; ``.git`` and symlinked directories are not entered)."""
-    for raw in paths:
-        path = Path(raw) if os.path.isabs(raw) else cwd / raw
-        if path.is_dir() and not path.is_symlink():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-                for name in sorted(files):
-                    full = Path(root) / name
-                    shown = os.path.normpath(os.path.join(raw, os.path.relpath(full, path)))
-                    if full.is_file() and not full.is_symlink():
-                        yield _read(full, shown)
-        elif path.is_file():
-            yield _read(path, raw)
-        elif not path.exists():
-            raise UsageError(f"{raw}: no such file or directory; check the path")
+    for full, shown in list_files(paths, cwd):
+        yield from _read(full, shown)
 
 
 def iter_staged(cwd: Path, environ: Mapping[str, str]) -> Iterator[Item]:
@@ -102,13 +188,42 @@ def iter_staged(cwd: Path, environ: Mapping[str, str]) -> Iterator[Item]:
             entries.append((parts[3], raw_name.decode("utf-8", "replace")))
     if not entries:
         return
-    out = git(["cat-file", "--batch"], cwd, env, "".join(f"{sha}\n" for sha, _ in entries).encode())
-    pos = 0
-    for _, name in entries:
-        header_end = out.index(b"\n", pos)
-        size = int(out[pos:header_end].split()[2])
-        yield _decode(out[header_end + 1 : header_end + 1 + size], name)
-        pos = header_end + 1 + size + 1
+    yield from _cat_blobs(entries, cwd, env)
+
+
+def _popen(args: list[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    return _git.popen(["-c", "core.quotepath=off", *args], cwd=cwd, env=env)
+
+
+def _finish(proc: subprocess.Popen[bytes], what: str) -> None:
+    if proc.stdin is not None and not proc.stdin.closed:
+        proc.stdin.close()
+    if proc.stdout is not None:
+        while proc.stdout.read(1 << 20):  # left unread after an error: let git finish
+            pass
+    stderr = proc.stderr.read() if proc.stderr is not None else b""
+    if proc.wait() != 0:
+        detail = stderr.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"git {what} failed: {detail[0] if detail else f'exit {proc.returncode}'}")
+
+
+def _cat_blobs(entries: list[tuple[str, str]], cwd: Path, env: Mapping[str, str]) -> Iterator[Item]:
+    """Each staged blob streamed through one ``git cat-file --batch`` (one blob at a time)."""
+    proc = _popen(["cat-file", "--batch"], cwd, env)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for sha, name in entries:
+            proc.stdin.write(f"{sha}\n".encode())
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if len(header) != 3:
+                raise UsageError(f"git cat-file failed on {name}: unexpected reply; rerun the scan")
+            reader = _Reader(proc.stdout, int(header[2]))  # type: ignore[arg-type]
+            yield from windows(reader, name)
+            reader.drain()
+            proc.stdout.read(1)  # the newline after each blob
+    finally:
+        _finish(proc, "cat-file")
 
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -145,13 +260,24 @@ def iter_range(git_range: str, cwd: Path, environ: Mapping[str, str]) -> Iterato
     """
     if ".." not in git_range or git_range.startswith("-"):
         raise UsageError(f"--git-range {git_range!r}: expected A..B (two commits)")
-    out = git(["log", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
-               "--format=%x00commit %H", git_range, "--"], cwd, git_env(environ))  # fmt: skip
+    proc = _popen(["log", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
+                   "--format=%x00commit %H", git_range, "--"], cwd, git_env(environ))  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    try:
+        yield from _added_lines(proc.stdout)  # type: ignore[arg-type]
+    finally:
+        _finish(proc, "log")
+
+
+def _added_lines(stream: BinaryIO) -> Iterator[Item]:
+    """Chunks of the lines each commit adds, from a ``git log -p -U0`` stream."""
     path: str | None = None
     commit: str | None = None
     added: dict[int, str] = {}
     number, in_header = 0, False
-    for line in out.split(b"\n"):
+    for raw in stream:
+        line = raw[:-1] if raw.endswith(b"\n") else raw
         if line.startswith((b"\x00commit ", b"diff --git ")):
             if path is not None:
                 yield from (Chunk(path, text, first, commit) for first, text in _blocks(added))

@@ -193,15 +193,17 @@ def test_sarif_is_valid_2_1_0(tmp_path: Path) -> None:
         assert result["message"]["text"]
 
 
-def test_skips_git_dirs_and_notes_huge_files(tmp_path: Path) -> None:
+def test_skips_git_dirs_and_scans_huge_files_to_the_end(tmp_path: Path) -> None:
     secret = PLANTS["github-pat"](random.Random(2)) + "\n"
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text(secret)
-    (tmp_path / "huge.md").write_text("x" * (10 * 1024 * 1024 + 1))
+    (tmp_path / "huge.md").write_text("x" * (10 * 1024 * 1024 + 1) + "\n" + secret)
     proc = _run(["--json", "scan", "."], tmp_path)
-    assert proc.returncode == 0
-    assert json.loads(proc.stdout)["files_scanned"] == 0
-    assert "skipped huge.md: larger than 10 MB" in proc.stderr
+    assert proc.returncode == 1
+    payload = json.loads(proc.stdout)
+    assert payload["files_scanned"] == 1
+    assert [(f["path"], f["line"]) for f in payload["findings"]] == [("huge.md", 2)]
+    assert "skipped" not in proc.stderr
 
 
 def test_default_path_is_the_memory_dir(tmp_path: Path) -> None:
