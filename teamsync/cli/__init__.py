@@ -23,22 +23,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point: run the CLI and map every outcome to an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args in _FAST_GUARD_ARGS:
-        return _fast_guard()
+        from teamsync.commands.guard import fast_guard
+
+        return fast_guard()
     from teamsync.cli._errors import run_with_exit_codes
     from teamsync.cli.app import cli
 
     return run_with_exit_codes(cli, args)
-
-
-def _fast_guard() -> int:
-    """``teamsync guard`` without click; the guard itself never raises (it fails closed)."""
-    from teamsync.config import Settings
-    from teamsync.hooks.guard import run_guard
-
-    try:
-        return run_guard(Settings.build(), sys.stdin, sys.stdout, sys.stderr)
-    except KeyboardInterrupt:
-        return 130
 
 
 def __getattr__(name: str) -> Any:

@@ -33,12 +33,4 @@ def check(app: AppContext, fix: bool, missing_ok: bool) -> None:
     """
     from teamsync.commands.check import run_check
 
-    if missing_ok:
-        from teamsync.memdir.paths import memory_dir
-
-        memdir = memory_dir(app.settings)
-        if not memdir.is_dir():
-            app.output.info(f"teamsync: no memory directory at {memdir}; nothing to check.")
-            app.output.emit({"problems": [], "skipped": f"no memory directory at {memdir}"})
-            return
-    finish(run_check(app.settings, app.output, fix=fix))
+    finish(run_check(app.settings, app.output, fix=fix, missing_ok=missing_ok))

@@ -104,18 +104,11 @@ def guard(app: AppContext, event: str) -> None:
       echo '{...}' | teamsync guard
       teamsync guard --event post-merge
     """
-    from teamsync.hooks.guard import normalize_event
+    from teamsync.commands.guard import event_name, run_event
 
-    name = normalize_event(event)
+    name = event_name(event)
     if name is None:
         raise click.BadParameter(f"unknown hook event {event!r}", param_hint="--event")
-    if name == "PreToolUse":
-        from teamsync.hooks.guard import run_guard
-
-        finish(run_guard(app.settings, sys.stdin, sys.stdout, sys.stderr))
-        return
-    from teamsync.hooks.events import run_event
-
     finish(run_event(app.settings, name, sys.stdin, sys.stdout, sys.stderr))
 
 

@@ -11,7 +11,6 @@ import click
 from teamsync.cli._common import AppContext, finish, pass_app
 
 if TYPE_CHECKING:
-    from teamsync.sync.config import SyncConfig
     from teamsync.sync.engine import Mode
     from teamsync.sync.guards import Recovery
 
@@ -105,52 +104,13 @@ def init(
       teamsync init --git origin                  # the project's own remote, branch teamsync/memory
       teamsync init --rest http://127.0.0.1:8787 --repo acme/app
     """
+    from teamsync.commands.sync import config_from_options
     from teamsync.commands.sync import init as run_init
 
-    config = _init_config(
+    config = config_from_options(
         git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
     )
     finish(run_init(app.settings, app.output, config, force=force))
-
-
-def _init_config(
-    *,
-    git_url: str | None,
-    branch: str | None,
-    rest_url: str | None = None,
-    repo: str | None = None,
-    token_file: str | None = None,
-) -> SyncConfig:
-    from teamsync.sync.config import SyncConfig
-    from teamsync.sync.git import DEFAULT_BRANCH
-
-    if git_url and rest_url:
-        raise click.UsageError("choose one remote: --git URL or --rest URL")
-    if rest_url:
-        return _rest_config(rest_url, repo, token_file)
-    if git_url:
-        return SyncConfig("git", git_url, branch or DEFAULT_BRANCH)
-    raise click.UsageError(
-        "say where to sync: `teamsync init --git URL [--branch NAME]` "
-        "or `teamsync init --rest URL [--repo OWNER/NAME]`"
-    )
-
-
-def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConfig:
-    from pathlib import Path
-
-    from teamsync.errors import UsageError
-    from teamsync.sync.config import SyncConfig
-    from teamsync.wire import normalize_repo
-
-    if not url.startswith(("http://", "https://")):
-        raise click.UsageError(f"--rest {url!r}: use an http:// or https:// URL")
-    try:
-        repo_id = normalize_repo(repo) if repo else None
-    except UsageError as exc:
-        raise click.UsageError(f"--repo: {exc}") from exc
-    tfile = str(Path(token_file).expanduser().resolve()) if token_file else None
-    return SyncConfig("rest", url.rstrip("/"), repo=repo_id, token_file=tfile)
 
 
 yes_option = click.option(

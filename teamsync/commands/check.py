@@ -54,9 +54,19 @@ def _as_json(p: Problem) -> dict[str, str]:
     return {"path": p.path, "kind": p.kind, "message": p.message}
 
 
-def run_check(settings: Settings, output: Output, *, fix: bool = False) -> int:
-    """Lint (and with ``fix`` repair the indexes of) the memory directory; 1 when problems remain."""
+def run_check(
+    settings: Settings, output: Output, *, fix: bool = False, missing_ok: bool = False
+) -> int:
+    """Lint (and with ``fix`` repair the indexes of) the memory directory; 1 when problems remain.
+
+    ``missing_ok``: no memory directory at all is a pass, with a note (the
+    ``teamsync-check`` pre-commit hook, for contributors who have none).
+    """
     memdir = memory_dir(settings)
+    if missing_ok and not memdir.is_dir():
+        output.info(f"teamsync: no memory directory at {memdir}; nothing to check.")
+        output.emit({"problems": [], "skipped": f"no memory directory at {memdir}"})
+        return 0
     mistake = dir_mistake(memdir)
     if mistake is not None:
         raise ConfigError(mistake)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import ConfigError, UsageError
+from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.paths import memory_dir
 from teamsync.output import Output, printable
 from teamsync.security.fs import SafeDir
@@ -27,6 +28,7 @@ from teamsync.sync.gitcmd import project_remote_url, sanitize_url
 from teamsync.sync.guards import DEFAULT_MASS_MIN, DEFAULT_MASS_SHARE, Recovery, Safety
 from teamsync.sync.local import NOT_MEMORY
 from teamsync.sync.state import BaseStore, store_path
+from teamsync.wire import normalize_repo
 
 ProgressFactory = Callable[[], Progress]
 
@@ -188,6 +190,38 @@ def _save(memdir: Path, config: SyncConfig) -> Path:
             f"cannot write {config_path(memdir)}: {exc.strerror}; check that the memory "
             "directory is writable"
         ) from exc
+
+
+def config_from_options(
+    *,
+    git_url: str | None,
+    branch: str | None,
+    rest_url: str | None = None,
+    repo: str | None = None,
+    token_file: str | None = None,
+) -> SyncConfig:
+    """The configuration ``teamsync init`` writes, from its options; UsageError (exit 2) otherwise."""
+    if git_url and rest_url:
+        raise UsageError("choose one remote: --git URL or --rest URL")
+    if rest_url:
+        return _rest_config(rest_url, repo, token_file)
+    if git_url:
+        return SyncConfig("git", git_url, branch or DEFAULT_BRANCH)
+    raise UsageError(
+        "say where to sync: `teamsync init --git URL [--branch NAME]` "
+        "or `teamsync init --rest URL [--repo OWNER/NAME]`"
+    )
+
+
+def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConfig:
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--rest {url!r}: use an http:// or https:// URL")
+    try:
+        repo_id = normalize_repo(repo) if repo else None
+    except UsageError as exc:
+        raise UsageError(f"--repo: {exc}") from exc
+    tfile = str(Path(token_file).expanduser().resolve()) if token_file else None
+    return SyncConfig("rest", url.rstrip("/"), repo=repo_id, token_file=tfile)
 
 
 def sync_once(
