@@ -46,6 +46,12 @@ def allow(
     memory files) ignore inline allow comments; a fingerprint in this allowlist
     is what lets a finding through. Asks for confirmation at a terminal and
     refuses to run without one. Commit the file so the change is reviewed.
+
+    \b
+    Examples:
+      teamsync scan --format json            # the fingerprint of each finding
+      teamsync allow 3f2a9c... --reason "test fixture, not a real key"
+      teamsync allow --list
     """
     from teamsync.commands.allow import AllowRequest, run_allow
 
