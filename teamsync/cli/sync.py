@@ -107,9 +107,14 @@ def init(
     from teamsync.commands.sync import config_from_options
     from teamsync.commands.sync import init as run_init
 
-    config = config_from_options(
-        git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
-    )
+    from teamsync.errors import UsageError
+
+    try:
+        config = config_from_options(
+            git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
+        )
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from exc
     finish(run_init(app.settings, app.output, config, force=force))
 
 

@@ -240,7 +240,20 @@ def uvicorn_config(
     from uvicorn.config import LOGGING_CONFIG
 
     log_config = copy.deepcopy(LOGGING_CONFIG)
-    log_config["loggers"]["teamsync"] = {"handlers": ["default"], "level": "INFO"}
+    log_config["formatters"]["teamsync"] = {
+        "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    }
+    log_config["handlers"]["teamsync"] = {
+        "formatter": "teamsync",
+        "class": "logging.StreamHandler",
+        "stream": "ext://sys.stderr",
+    }
+    # the per-PUT audit line and the one-line disconnects, named, beside uvicorn's own log
+    log_config["loggers"]["teamsync"] = {
+        "handlers": ["teamsync"],
+        "level": "INFO",
+        "propagate": False,
+    }
     config = uvicorn.Config(
         Guard(app, limits),
         log_config=log_config,
