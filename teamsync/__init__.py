@@ -20,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "ToolMissing": "teamsync.errors",
     "SettingsFileError": "teamsync.errors",
     "LockBusy": "teamsync.errors",
+    "MissingExtra": "teamsync.errors",
+    "EmbedUnavailable": "teamsync.errors",
     "MemoryFormatError": "teamsync.errors",
     "SecurityError": "teamsync.errors",
     "KeyRejected": "teamsync.errors",

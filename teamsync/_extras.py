@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from teamsync.errors import ConfigError
+from teamsync.errors import MissingExtra
 
 EXTRAS: dict[str, tuple[str, str]] = {
     # top-level module -> (extra, what needs it)
@@ -22,19 +22,6 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "psycopg": ("postgres", "PostgreSQL storage for the server"),
     "watchdog": ("watch", "file-system events for `teamsync watch` (or use --poll)"),
 }
-
-
-class MissingExtra(ConfigError):
-    """An optional dependency is not installed; the message names the extra."""
-
-    def __init__(self, module: str) -> None:
-        extra, what = EXTRAS.get(module, ("all", "this feature"))
-        super().__init__(
-            f"{what} needs the optional package {module!r}, which is not installed: "
-            f"pip install 'teamsync[{extra}] @ git+URL' (see docs/ci.md#install)"
-        )
-        self.module = module
-        self.extra = extra
 
 
 def available(module: str) -> bool:
@@ -48,7 +35,7 @@ def available(module: str) -> bool:
 def require(module: str) -> None:
     """Raise :class:`MissingExtra` unless ``module`` is importable."""
     if not available(module):
-        raise MissingExtra(module)
+        raise missing_for(module)
 
 
 def missing_extra(exc: BaseException) -> MissingExtra | None:
@@ -56,5 +43,11 @@ def missing_extra(exc: BaseException) -> MissingExtra | None:
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         root = exc.name.partition(".")[0]
         if root in EXTRAS:
-            return MissingExtra(root)
+            return missing_for(root)
     return None
+
+
+def missing_for(module: str) -> MissingExtra:
+    """The error for optional module ``module``, naming its extra."""
+    extra, what = EXTRAS.get(module, ("all", "this feature"))
+    return MissingExtra(module, extra, what)

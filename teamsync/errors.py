@@ -10,6 +10,8 @@ translated at the module boundary with ``raise ... from exc``.
     TeamsyncError
     ├── UsageError              bad arguments or configuration (exit 2)
     ├── ConfigError             missing or invalid configuration
+    │   └── MissingExtra        an optional dependency is not installed (names the extra)
+    ├── EmbedUnavailable        hybrid recall asked for, its extra or model files missing
     ├── ToolMissing             git (or another program teamsync runs) is not installed
     ├── MemoryFormatError       a memory file or index that cannot be parsed
     ├── SettingsFileError       a file teamsync edits for the user (hooks, settings) is malformed
@@ -80,6 +82,22 @@ class LockBusy(TeamsyncError):
     @classmethod
     def held_by(cls, holder: str, path: object) -> LockBusy:
         return cls(f"{holder} holds the lock {path}; wait for it to finish, then rerun")
+
+
+class MissingExtra(ConfigError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, module: str, extra: str = "all", what: str = "this feature") -> None:
+        super().__init__(
+            f"{what} needs the optional package {module!r}, which is not installed: "
+            f"pip install 'teamsync[{extra}] @ git+URL' (see docs/ci.md#install)"
+        )
+        self.module = module
+        self.extra = extra
+
+
+class EmbedUnavailable(TeamsyncError):
+    """Hybrid recall was asked for but the extra (or its model files) is missing or damaged."""
 
 
 class MemoryFormatError(TeamsyncError):

@@ -106,7 +106,6 @@ def init(
     """
     from teamsync.commands.sync import config_from_options
     from teamsync.commands.sync import init as run_init
-
     from teamsync.errors import UsageError
 
     try:

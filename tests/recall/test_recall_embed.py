@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from teamsync.errors import EmbedUnavailable
 from teamsync.recall import embed
-from teamsync.recall.embed import EmbedUnavailable, Encoder, verify
+from teamsync.recall.embed import Encoder, verify
 from teamsync.recall.hybrid import HybridIndex
 from teamsync.recall.recall import recall
 from teamsync.recall.vectors import default_vectors_path
