@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
+from starlette.requests import ClientDisconnect
+
 from teamsync.server.limits import BodyTimeout
 
 log = logging.getLogger("teamsync.server")
@@ -168,9 +170,7 @@ class Guard:
             if not started:
                 why = f"request body not received within {self.limits.body_timeout:.0f} s"
                 await _send_error(send, 408, "team_memory_request_timeout", why)
-        except Exception as exc:
-            if type(exc).__name__ != "ClientDisconnect" and not isinstance(exc, OSError):
-                raise
+        except ClientDisconnect:
             log.info("%s %s: client disconnected", scope.get("method"), scope.get("path"))
 
 
