@@ -135,6 +135,27 @@ class Teammate(Member):
         assert init(self.settings, quiet_output(), SyncConfig("git", str(self.remote), branch)) == 0
 
 
+def folder_memories() -> dict[str, str]:
+    """A top-level memory and two in ``notes/`` (for the unknown-folder scenarios)."""
+    return {
+        "top.md": memory("Top", "top\n"),
+        "notes/a.md": memory("A", "a\n"),
+        "notes/b.md": memory("B", "b\n"),
+    }
+
+
+def stopped(mate: Member, *args: str) -> str:
+    """Run a ``teamsync`` command that a guard must stop: exit 1, nothing changed here.
+
+    Returns its stderr (the message and the way forward).
+    """
+    before = mate.files()
+    result = mate.cli(*args)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert mate.files() == before
+    return result.stderr
+
+
 def bump_mtime(path: Path) -> None:
     """Make an edit visible to stat caches even within one clock tick."""
     st = path.stat()

@@ -5,7 +5,8 @@ JSON shapes (``--json``, one object on stdout):
 * recall: ``{"memories": [{"path", "score", "stale", "stale_reasons", "type",
   "description", "age_days", "changed_at", "freshness_note", "why", "content",
   "truncated"}], "selector": "claude"|"lexical", "notes": [...]}``; ``stale``
-  is true when code drift was found (see :mod:`teamsync.recall.drift`).
+  is true whenever a caveat is attached (2 days old or more, or code drift,
+  see :mod:`teamsync.recall.drift`); ``stale_reasons`` names each one.
 * extract: ``{"new_messages", "written", "proposed": {path: content},
   "refused": [{"path", "reason"}], "turns", "capped", "notes"}``.
 * dream: ``{"ran", "skipped", "refused", "summary", "writes": [{"path",

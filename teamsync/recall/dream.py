@@ -238,13 +238,19 @@ def backup(memdir: Path, memories: Mapping[str, str], plan: Plan, folder: Path) 
 
 def apply_plan(memdir: Path, plan: Plan) -> list[str]:
     """Write, delete, regenerate both indexes; returns the lint problems left."""
+    from teamsync.memdir.layout import layout_for_write
     from teamsync.memdir.lint import fix_memdir
     from teamsync.security.fs import SafeDir
     from teamsync.security.guard import safe_write
 
     with SafeDir(memdir) as root:
         for key, (content, _) in plan.writes.items():
-            safe_write(root, key, content)
+            try:
+                previous: str | None = root.read_text(key)
+            except FileNotFoundError:
+                previous = None
+            # New memories get Claude Code's current layout; rewrites keep the file's layout.
+            safe_write(root, key, layout_for_write(previous, content, time.time(), key))
         for key in plan.deletions:
             root.delete(key)
     fixed = fix_memdir(memdir)

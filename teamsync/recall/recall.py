@@ -25,7 +25,13 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import ConfigError, LLMError, MemoryFormatError, SecurityError, UsageError
-from teamsync.memdir.freshness import age_days, changed_at, checksum_bytes, freshness_note
+from teamsync.memdir.freshness import (
+    age_days,
+    age_reason,
+    changed_at,
+    checksum_bytes,
+    freshness_note,
+)
 from teamsync.memdir.headers import MemoryHeader, scan_headers
 from teamsync.memdir.paths import memory_dir
 from teamsync.recall import llm
@@ -65,7 +71,7 @@ class Recalled:
 
     @property
     def stale(self) -> bool:
-        """True when code drift was found (a cited path is gone or changed since)."""
+        """True whenever a caveat is attached: 2 days old or more, or code drift found."""
         return bool(self.stale_reasons)
 
 
@@ -119,7 +125,8 @@ def build_manifest(memdir: Path, state_dir: Path) -> tuple[str, set[str]]:
     stamped = []
     for header in headers:
         try:
-            stamped.append((changed_at(state_dir, header.abs_path), header))
+            stamp = changed_at(state_dir, header.abs_path, modified=header.modified)
+            stamped.append((stamp, header))
         except OSError:
             continue
     stamped.sort(key=lambda item: (-item[0], item[1].path))
@@ -192,15 +199,18 @@ def _recalled(
 ) -> Recalled:
     from teamsync.memdir.format import parse_memory
 
+    modified = None
     try:
         memory = parse_memory(text, pick.path)
         kind, description = memory.type, memory.description
+        modified = memory.modified.timestamp() if memory.modified is not None else None
     except MemoryFormatError:
         kind = description = None
-    stamp = changed_at(settings.state_dir, memdir / pick.path, checksum_bytes(data))
+    stamp = changed_at(settings.state_dir, memdir / pick.path, checksum_bytes(data), modified)
     days = age_days(stamp, now)
     content, note = cap_content(text, pick.path)
-    reasons = drift_reasons(text, stamp, checkout, memdir=memdir)
+    aged = age_reason(days)
+    reasons = ([aged] if aged else []) + drift_reasons(text, stamp, checkout, memdir=memdir)
     return Recalled(
         path=pick.path,
         score=pick.score,

@@ -15,12 +15,14 @@ and later reads see them.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from teamsync.errors import KeyRejected, MemoryFormatError, SecretFound, SecurityError
 from teamsync.memdir.format import INDEX_NAME, memory_problems, parse_memory
 from teamsync.memdir.headers import scan_headers
+from teamsync.memdir.layout import layout_for_write
 from teamsync.recall.llm import ToolCall
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import guard_write, safe_write
@@ -188,6 +190,8 @@ class MemoryTools:
         return self._store(key, text.replace(old, new, 1))
 
     def _store(self, key: str, content: str) -> str:
+        # A new memory gets Claude Code's current layout; an edit keeps the file's layout.
+        content = layout_for_write(self._current(key), content, time.time(), key)
         check_memory(key, content)
         try:
             if self.dry_run:

@@ -22,6 +22,7 @@ import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
@@ -54,7 +55,7 @@ from teamsync.server.tokens import verify_token
 from teamsync.wire import CAPS_HEADER, PATH
 
 log = logging.getLogger("teamsync.server")
-EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
+EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified", "entryModified")
 MAX_NUMBER_DIGITS = 100
 """Longest JSON integer a PUT body may hold (no field is a number; Python's own cap is 4,300)."""
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
@@ -329,6 +330,7 @@ def _write(
         base_checksums=body.baseChecksums,
         who=auth.label,
         max_entries=config.max_entries,
+        modified=_claimed_times(body.entryModified, body.entries),
     )
     result = store.write(repo, req, time.time())
     reply = write_reply(result)
@@ -342,6 +344,18 @@ def _write(
     )
     headers = {"ETag": f'"{reply.body["checksum"]}"'} if reply.status == 200 else None
     return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+
+
+def _claimed_times(raw: dict[str, str] | None, entries: dict[str, str]) -> dict[str, float]:
+    """``entryModified`` (extension) for keys in this PUT; unreadable stamps are ignored."""
+    out: dict[str, float] = {}
+    for key, stamp in (raw or {}).items():
+        if key in entries:
+            try:
+                out[key] = datetime.fromisoformat(stamp).timestamp()
+            except ValueError:
+                continue
+    return out
 
 
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:

@@ -59,6 +59,8 @@ class WriteRequest:
     """Per-key compare-and-swap (extension): key -> expected checksum or None (absent)."""
     who: str = "unknown"
     max_entries: int = DEFAULT_MAX_ENTRIES
+    modified: Mapping[str, float] | None = None
+    """key -> the sharer's change time (extension), used only when the key is created."""
 
 
 @dataclass(frozen=True)

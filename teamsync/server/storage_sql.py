@@ -15,6 +15,7 @@ and applied against a state nobody else can change meanwhile:
 4. the entries cap counted after the merge (413);
 
 then upserts and tombstones are written, each with an append-only history row.
+A tombstone keeps the content it deleted (:meth:`SqlStorage.last_content`).
 SQL is written with ``?`` placeholders; the PostgreSQL transaction rewrites them.
 """
 
@@ -64,10 +65,8 @@ UPSERT = (
     " folded = excluded.folded, content = excluded.content, checksum = excluded.checksum,"
     " deleted = 0, updated_at = excluded.updated_at, updated_by = excluded.updated_by"
 )
-TOMBSTONE = (
-    "UPDATE ts_entries SET content = NULL, checksum = NULL, deleted = 1, updated_at = ?,"
-    " updated_by = ? WHERE repo_id = ? AND key = ?"
-)
+TOMBSTONE = "UPDATE ts_entries SET deleted = 1, updated_at = ?, updated_by = ? WHERE repo_id = ? AND key = ?"
+"""A tombstone keeps the last content and its checksum: a delete stays recoverable."""
 HISTORY = (
     "INSERT INTO ts_history (repo_id, at, who, key, checksum, action) VALUES (?, ?, ?, ?, ?, ?)"
 )
@@ -177,6 +176,18 @@ class SqlStorage(abc.ABC):
                 )
         return WriteOk(Head(int(version), new_sum, float(updated)), tuple(changed))
 
+    def last_content(self, repo: str, key: str) -> tuple[str, bool] | None:
+        """``(content, deleted)`` of ``key``: a tombstone still holds what was deleted."""
+        with self._tx(write=False) as tx:
+            rows = tx.q(
+                "SELECT e.content, e.deleted FROM ts_entries e JOIN ts_repos r"
+                " ON r.id = e.repo_id WHERE r.name = ? AND e.key = ?",
+                (repo, key),
+            )
+        if not rows or rows[0][0] is None:
+            return None
+        return str(rows[0][0]), bool(rows[0][1])
+
     def history(self, repo: str, *, after: int, limit: int) -> list[HistoryItem]:
         with self._tx(write=False) as tx:
             rows = tx.q(
@@ -223,6 +234,12 @@ class SqlStorage(abc.ABC):
         return bool(rows)
 
 
+def _shared_at(req: WriteRequest, key: str, now: float) -> float:
+    """A created key's change time: the sharer's own (extension), when it is a sane past."""
+    claimed = (req.modified or {}).get(key)
+    return claimed if claimed is not None and 946_684_800.0 < claimed < now else now
+
+
 def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: float) -> list[str]:
     """Write upserts then tombstones; mutate ``live``; return the keys that changed."""
     upserts: list[Sequence[object]] = []
@@ -231,7 +248,8 @@ def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: f
         value = checksum(req.upserts[key])
         if live.get(key) == value:
             continue
-        upserts.append((repo_id, key, fold_key(key), req.upserts[key], value, now, req.who))
+        at = now if key in live else _shared_at(req, key, now)
+        upserts.append((repo_id, key, fold_key(key), req.upserts[key], value, at, req.who))
         history.append((repo_id, now, req.who, key, value, "upsert"))
         live[key] = value
     tombstones: list[Sequence[object]] = []

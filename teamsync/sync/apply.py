@@ -33,6 +33,7 @@ from teamsync.sync.plan import (
     PUSH,
     Step,
     conflict_name,
+    is_below,
     is_conflict_copy_of,
 )
 from teamsync.sync.report import Conflict, LocalWrite, Progress, Rejection, SyncReport, gate_reason
@@ -42,6 +43,8 @@ BATCH = 200
 """Local writes per base-store transaction."""
 WORKERS = 8
 """Threads writing files in parallel (fsync-bound, so more than the cores)."""
+FIRST_TIME_FLOOR = 946_684_800.0
+"""2000-01-01: an older change time on a first share is a broken clock, not an age."""
 
 
 class Applier:
@@ -70,6 +73,23 @@ class Applier:
         refused = [Rejection(k, f"remote entry refused: {r}") for k, r in sorted(remote.items())]
         refused += [Rejection(k, f"local file not synced: {r}") for k, r in sorted(local.items())]
         self.report.add(self.report.rejected, refused)
+
+    def note_unknown(self, unknown: Mapping[str, str], base: Mapping[str, str]) -> None:
+        """Tell once per path that its subtree is left alone, and the way out."""
+        found = []
+        for path, why in sorted(unknown.items()):
+            held = sum(1 for k in base if is_below(k, (path,)))
+            what = f"its {held} synced memor{'y' if held == 1 else 'ies'}" if held else "it"
+            found.append(
+                Rejection(
+                    path,
+                    f"{why}: {what} left alone this run (nothing under it is deleted "
+                    "anywhere or written). teamsync never follows links or guesses inside "
+                    "team/: move the folder back into team/ (or link the whole team/ directory "
+                    "instead), or fix its permissions, then sync again",
+                )
+            )
+        self.report.add(self.report.unknown, found)
 
     def hold_merges(self, steps: list[Step]) -> list[Step]:
         for s in steps:
@@ -190,7 +210,9 @@ class Applier:
         if mine is None:
             return []
         base_text = (self.state.content(s.key) if s.base else None) or ""
-        merged = merge3(base_text, mine, remote)
+        # Both sides created the key: an empty side is content too, never "merged" away.
+        created_both = s.base is None and not (mine and remote)
+        merged = None if created_both else merge3(base_text, mine, remote)
         if merged is None and s.key.rsplit("/", 1)[-1] == INDEX_NAME:
             merged = union_lines(remote, mine)
         new_base = (checksum(remote), remote)
@@ -317,14 +339,19 @@ class Applier:
             )
 
     def fix_index(self, writes: Sequence[LocalWrite], local: Mapping[str, str]) -> bool:
-        """Regenerate ``MEMORY.md`` when this round changed the set of files or the index."""
+        """Fix ``MEMORY.md``'s owned entries when this round changed the files or the index.
+
+        Lossless: only entries for new files are added and dead ones removed
+        (:func:`teamsync.sync.local.fix_index`); a backup goes to the state dir.
+        """
         created = {w.key for w in writes if w.touch and w.text is not None and w.key not in local}
         deleted = {w.key for w in writes if w.kind == "delete"}
         if not (created or deleted or any(w.key == INDEX_NAME and w.touch for w in writes)):
             return False
         keys = (set(local) | created) - deleted
+        backups = None if self.freshness_dir is None else self.freshness_dir / "index-backups"
         try:
-            changed = fix_index(self.team, keys)
+            changed = fix_index(self.team, keys, backups)
         except TeamsyncError as exc:
             self.reject(INDEX_NAME, f"index not regenerated: {gate_reason(exc)}")
             return False
@@ -337,6 +364,7 @@ class Applier:
         upserts: dict[str, str] = {}
         deletes: list[str] = []
         preconditions: dict[str, str | None] = {}
+        modified: dict[str, float] = {}
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)
@@ -352,7 +380,18 @@ class Applier:
                 continue
             upserts[s.key] = text
             preconditions[s.key] = s.remote
-        return ChangeSet(upserts, deletes, version, preconditions, _message(upserts, deletes))
+            if s.base is None and s.remote is None:
+                when = self._first_share_time(s.key)
+                if when is not None:
+                    modified[s.key] = when
+        message = _message(upserts, deletes)
+        return ChangeSet(upserts, deletes, version, preconditions, message, modified)
+
+    def _first_share_time(self, key: str) -> float | None:
+        """The local file's change time, when it is a sane past time (else None)."""
+        st = self.team.stat(key)
+        when = None if st is None else st.st_mtime
+        return when if when is not None and FIRST_TIME_FLOOR < when < self.now else None
 
     def pushed(self, changes: ChangeSet, result: Applied) -> None:
         entries: dict[str, tuple[str, str] | None] = {

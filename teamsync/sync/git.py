@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from teamsync._lock import FileLock
@@ -41,6 +41,8 @@ from teamsync.sync.plan import safe_who
 
 CACHE_LOCK_WAIT_S = 600.0
 """How long a sync waits for another one using the same git cache, telling the user."""
+TRAILER = "Teamsync-Modified:"
+"""Commit trailer carrying a first-shared file's own change time: ``<POSIX time> <key>``."""
 _MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)"}
 
 __all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config", "sanitize_url"]
@@ -140,6 +142,22 @@ class GitBackend:
                 continue
         return out
 
+    def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
+        """key -> checksum of every blob the branch's history held at that path (one git log)."""
+        if self._head is None or not keys:
+            return {}
+        wanted = set(keys)
+        out = self._git.run(
+            "log", "--format=", "--raw", "--no-abbrev", "--no-renames", "--root", "-z",
+            self._head, "--",
+        )  # fmt: skip
+        shas = _blobs_by_path(out, wanted)
+        sums = self._checksums(sorted({sha for found in shas.values() for sha in found}))
+        return {
+            key: {sums[sha] for sha in found if sha in sums and not sums[sha].startswith("!")}
+            for key, found in shas.items()
+        }
+
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
         """Commit ``changes`` on the fetched head and push without force."""
         if changes.base_version != self._head:
@@ -152,7 +170,8 @@ class GitBackend:
         if moved:
             return PreconditionFailed(moved)
         self._refuse_clashes(changes)
-        commit = self._builder.commit(self._head, changes.upserts, changes.deletes, changes.message)
+        message = changes.message + _trailers(changes.modified)
+        commit = self._builder.commit(self._head, changes.upserts, changes.deletes, message)
         if commit == self._head:
             return Applied(self._head, {})
         if not self._git.push(commit, self.branch, self._tracking):
@@ -161,6 +180,12 @@ class GitBackend:
         self._sums = {k: v for k, v in self._sums.items() if k not in changes.deletes}
         self._sums.update({k: checksum(v) for k, v in changes.upserts.items()})
         return Applied(commit, {k: checksum(v) for k, v in changes.upserts.items()})
+
+    def descends_from(self, version: str) -> bool | None:
+        """Is ``version`` (a commit synced earlier) an ancestor of the fetched head?"""
+        if self._head is None:
+            return False
+        return self._git.is_ancestor(version, self._head)
 
     def identity(self) -> str:
         return safe_who(self._git.identity())
@@ -208,6 +233,58 @@ class GitBackend:
         return {s: known[s] for s in shas if s in known}
 
 
+def _trailers(modified: Mapping[str, float]) -> str:
+    if not modified:
+        return ""
+    lines = [f"{TRAILER} {modified[k]:.3f} {k}" for k in sorted(modified)]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _shared_times(git: GitRunner, head: str, times: Mapping[str, float]) -> dict[str, float]:
+    """key -> the sharer's change time, where the newest commit touching the key is the
+    first share that carried it (a later commit's time wins); never a future time."""
+    out = git.run("log", "--format=%x01%ct%x02%B", f"--grep=^{TRAILER}", head, "--")
+    found: dict[str, float] = {}
+    for record in out.split(b"\x01")[1:]:
+        stamp, _, body = record.partition(b"\x02")
+        try:
+            committed = float(stamp.decode("ascii"))
+        except ValueError:
+            continue
+        for line in body.decode("utf-8", "replace").splitlines():
+            if not line.startswith(TRAILER):
+                continue
+            raw, _, key = line[len(TRAILER) :].strip().partition(" ")
+            try:
+                claimed = float(raw)
+            except ValueError:
+                continue
+            if times.get(key) == committed and 0 < claimed < committed and key not in found:
+                found[key] = claimed
+    return found
+
+
+def _blobs_by_path(raw_log: bytes, wanted: Collection[str]) -> dict[str, set[str]]:
+    """Parse ``git log --raw -z --no-abbrev``: path -> every blob sha it had (old and new sides)."""
+    found: dict[str, set[str]] = {}
+    tokens = raw_log.split(b"\0")
+    i = 0
+    while i < len(tokens) - 1:
+        head = tokens[i].lstrip(b"\n")
+        if not head.startswith(b":"):
+            i += 1
+            continue
+        fields = head[1:].split()
+        path = tokens[i + 1].decode("utf-8", "backslashreplace")
+        i += 2  # a status token is always followed by its path (--no-renames: one path)
+        if len(fields) < 4 or path not in wanted:
+            continue
+        for mode, sha in ((fields[0], fields[2]), (fields[1], fields[3])):
+            if mode.startswith(b"100") and sha.strip(b"0"):
+                found.setdefault(path, set()).add(sha.decode("ascii"))
+    return found
+
+
 def _blob_sum(data: bytes | None) -> str:
     if data is None:
         return "!unreadable blob"
@@ -227,6 +304,8 @@ class _CommitTimes(Mapping[str, float]):
     def _load(self) -> dict[str, float]:
         if self._times is None:
             self._times = self._git.change_times(self._head) if self._head else {}
+            if self._head:
+                self._times.update(_shared_times(self._git, self._head, self._times))
         return self._times
 
     def __getitem__(self, key: str) -> float:

@@ -81,6 +81,34 @@ def _parse_tree_line(raw: bytes) -> TreeEntry:
     return TreeEntry(mode, kind, sha, None if size == "-" else int(size), key, problem)
 
 
+def parse_change_times(out: bytes) -> dict[str, float]:
+    """Parse ``git log -z --format=%x00%ct --name-only``: path -> newest commit time.
+
+    Every field is NUL-terminated and paths are never empty, so an empty field
+    marks the next commit's header: no byte a path may hold (0x01, a newline,
+    digits) can be mistaken for framing.
+    """
+    times: dict[str, float] = {}
+    stamp: float | None = None
+    header = first = False
+    for field in out.split(b"\0"):
+        if not field:
+            header = True
+            continue
+        if header:
+            header, first = False, True
+            try:
+                stamp = float(field.strip().decode("ascii"))
+            except (UnicodeDecodeError, ValueError):
+                stamp = None
+            continue
+        raw = field.removeprefix(b"\n") if first else field
+        first = False
+        if stamp is not None and raw:
+            times.setdefault(raw.decode("utf-8", "backslashreplace"), stamp)
+    return times
+
+
 class GitRunner:
     """Runs git for one bare cache repository."""
 
@@ -221,16 +249,15 @@ class GitRunner:
 
     def change_times(self, head: str) -> dict[str, float]:
         """path -> commit time of the newest commit touching it (one ``git log``)."""
-        out = self.run("log", "--format=%x01%ct", "--name-only", "-z", "--no-renames", head, "--")
-        times: dict[str, float] = {}
-        for chunk in out.split(b"\x01")[1:]:
-            parts = chunk.split(b"\0")
-            stamp = float(parts[0].decode("ascii"))
-            for raw in parts[1:]:
-                path = raw.lstrip(b"\n").decode("utf-8", "backslashreplace")
-                if path:
-                    times.setdefault(path, stamp)
-        return times
+        out = self.run("log", "--format=%x00%ct", "--name-only", "-z", "--no-renames", head, "--")
+        return parse_change_times(out)
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """Is commit ``old`` ``new`` or one of its ancestors? False when ``old`` is unknown."""
+        if not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", old):
+            return False
+        status, _, _ = self.try_run("merge-base", "--is-ancestor", old, new)
+        return status == 0
 
     def identity(self) -> str:
         """The user's git name (else the local part of the email, else $USER)."""

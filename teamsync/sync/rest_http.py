@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from teamsync import _git
-from teamsync.errors import AuthError, BackendError, ConfigError, ToolMissing
+from teamsync.errors import AuthError, BackendError, ConfigError, ToolMissing, UsageError
 from teamsync.output import printable
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import sanitize_url
@@ -82,7 +82,7 @@ def normalize_remote(url: str) -> str:
     ident = path if host in GITHUB_HOSTS else f"{host}/{path}"
     try:
         return normalize_repo(ident)
-    except Exception as exc:
+    except UsageError as exc:
         raise ConfigError(f"{exc}; pass --repo OWNER/NAME to `teamsync init --rest`") from exc
 
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from teamsync.cli import cli
 from testing.fake_anthropic import FakeAnthropic, json_answer, text, tool_use
+from testing.memdir import assert_current_layout
 from testing.recall import REPO, memory, put, teamsync, write_transcript
 
 
@@ -148,7 +149,7 @@ def test_extract_and_dream_subprocess_end_to_end(memdir: Path, tmp_path: Path) -
         forced = teamsync(["--dir", str(memdir), "--json", "dream", "--force"], env=env)
     assert forced.returncode == 0, forced.stderr
     assert json.loads(forced.stdout)["ran"] is True
-    assert (memdir / "team/reference_staging.md").read_text() == staging
+    assert_current_layout((memdir / "team/reference_staging.md").read_text(), staging)
     assert "(reference_staging.md)" in (memdir / "team/MEMORY.md").read_text()
 
 
