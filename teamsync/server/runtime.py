@@ -8,8 +8,9 @@ module adds what is missing around uvicorn's own settings:
 - :class:`Limits`, every bound in one place (documented in docs/server.md);
 - an h11 protocol subclass (:func:`protocol_class`) that closes a connection
   whose request head is not complete within ``header_timeout`` seconds of the
-  connection opening or of the previous response, and refuses connections
-  beyond ``max_connections`` at accept time;
+  connection opening or of the previous response, and past ``max_connections``
+  closes the oldest connection with no request in progress (or, when every
+  one is busy, the new one);
 - :class:`Guard`, ASGI middleware that bounds the time to receive a request
   body (:class:`~teamsync.server.limits.BodyTimeout`, which the PUT route
   answers with 408), and turns a client that went away into one log line;
@@ -28,6 +29,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote
+
+from starlette.requests import ClientDisconnect
 
 from teamsync.server.limits import BodyTimeout
 
@@ -77,8 +80,9 @@ class Limits:
     keep_alive: float = 5.0
     """Seconds an idle keep-alive connection stays open (uvicorn ``timeout_keep_alive``)."""
     max_connections: int = field(default_factory=_fd_budget)
-    """Open connections at most; more are closed at accept, and while this many are
-    open a request gets 503 (uvicorn ``limit_concurrency``)."""
+    """Open connections at most. Past it, the oldest connection with no request in
+    progress is closed to make room (the new one when all are busy). uvicorn's
+    ``limit_concurrency`` (503) is set one above, as a backstop."""
     max_header_bytes: int = 64 * 1024
     """Request line plus headers: an incomplete head over this gets 400 from h11
     (``max_incomplete_event_size``), a complete one 431."""
@@ -166,9 +170,7 @@ class Guard:
             if not started:
                 why = f"request body not received within {self.limits.body_timeout:.0f} s"
                 await _send_error(send, 408, "team_memory_request_timeout", why)
-        except Exception as exc:
-            if type(exc).__name__ != "ClientDisconnect" and not isinstance(exc, OSError):
-                raise
+        except ClientDisconnect:
             log.info("%s %s: client disconnected", scope.get("method"), scope.get("path"))
 
 
@@ -190,13 +192,39 @@ def protocol_class(limits: Limits) -> type[asyncio.Protocol]:
     class BoundedH11(H11Protocol):
         _head_timer: asyncio.TimerHandle | None = None
 
+        _opened = 0.0
+
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)  # type: ignore[arg-type]
-            if len(self.connections) > limits.max_connections:
+            self._opened = self.loop.time()
+            if len(self.connections) > limits.max_connections and not self._evict():
                 log.warning("over %d open connections: refused one", limits.max_connections)
                 self.transport.close()
                 return
             self._arm()
+
+        def _waiting(self) -> bool:
+            """No request in progress: idle, or still sending its head."""
+            return self.cycle is None or self.cycle.response_complete
+
+        def _evict(self) -> bool:
+            """Close the oldest connection that has no request in progress (a slow
+            or idle one), so a flood of half-open connections cannot lock out a
+            new client; False when every other connection is busy."""
+            idle = [
+                c
+                for c in self.connections
+                if c is not self and isinstance(c, BoundedH11) and c._waiting()
+            ]
+            if not idle:
+                return False
+            oldest = min(idle, key=lambda c: c._opened)
+            log.warning(
+                "over %d open connections: closed the oldest idle one", limits.max_connections
+            )
+            oldest.transport.close()
+            self.connections.discard(oldest)
+            return True
 
         def _arm(self) -> None:
             self._disarm()
@@ -259,7 +287,7 @@ def uvicorn_config(
         log_config=log_config,
         http=protocol_class(limits),
         timeout_keep_alive=int(max(1, limits.keep_alive)),
-        limit_concurrency=limits.max_connections,
+        limit_concurrency=limits.max_connections + 1,  # a backstop: the cap is ours
         h11_max_incomplete_event_size=limits.max_header_bytes,
         log_level=log_level,
         access_log=access_log,
