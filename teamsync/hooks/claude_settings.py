@@ -89,8 +89,10 @@ def _upgrade(groups: list[Any], event: str, matcher: str | None, command: str) -
         ):
             continue
         entries = group.get("hooks")
-        if isinstance(entries, list) and entries and all(
-            isinstance(h, dict) and h.get("command") == command for h in entries
+        if (
+            isinstance(entries, list)
+            and entries
+            and all(isinstance(h, dict) and h.get("command") == command for h in entries)
         ):
             group["matcher"] = matcher
             return True
