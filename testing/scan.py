@@ -191,6 +191,9 @@ PLANTS: dict[str, Maker] = {
         "db_pass" + "word: " + r(g, string.ascii_letters, 1) + r(g, ALNUM + "!#%&+=?^", 15)
     ),
     "generic-high-entropy": lambda g: 'session_token = "' + r(g, ALNUM, 40) + '"',
+    "teamsync-server-token": lambda g: (
+        "CI reads the memory with " + "ts" + "m_" + r(g, HEX, 12) + "_" + r(g, URLSAFE, 43)
+    ),
 }
 
 PLANT_RULES: dict[str, str] = {kind: kind for kind in PLANTS}
@@ -344,15 +347,25 @@ RULE_NEGATIVES: dict[str, list[str]] = {
         'session_token = "short"',
         'request_id = "' + "Ab1Cd2Ef3Gh4" * 3 + '"',
     ],
+    "teamsync-server-token": [
+        "export TEAMSYNC_TOKEN=" + "ts" + "m_…",
+        "A token reads `" + "ts" + "m_<id>_<secret>`.",
+        "ts" + "m_" + "0" * 12 + "_" + "x" * 43,
+        "ts" + "m_" + "ABCDEF012345" + "_" + "Ab1-" * 10 + "Ab1",
+    ],
 }
 
 
 def git(cwd: object, *args: str, stdin: bytes | None = None) -> str:
     """Run git in ``cwd`` (tests only); return stdout text."""
-    import subprocess
+    import os
 
-    proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=True)
-    return proc.stdout.decode()
+    from teamsync import _git as gitrun
+
+    result = gitrun.run(args, cwd=str(cwd), env=os.environ, stdin=stdin)
+    if not result.ok:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout.decode()
 
 
 def fake_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "pull": "teamsync.cli.sync:pull",
     "push": "teamsync.cli.sync:push",
     "sync": "teamsync.cli.sync:sync",
+    "restore": "teamsync.cli.sync:restore",
     "check": "teamsync.cli.check:check",
     "scan": "teamsync.cli.scan:scan",
     "allow": "teamsync.cli.allow:allow",

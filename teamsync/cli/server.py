@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from teamsync.cli._common import AppContext, finish, pass_app
+from teamsync.limits import DEFAULT_MAX_ENTRIES
 
 _DB_HELP = "Database URL: sqlite:///PATH (default: a file in the user data dir) or postgresql://…"
 
@@ -15,7 +16,7 @@ _DB_HELP = "Database URL: sqlite:///PATH (default: a file in the user data dir) 
 @click.option("--db", default=None, metavar="URL", help=_DB_HELP + " Env: TEAMSYNC_DB.")
 @click.option(
     "--max-entries",
-    default=5000,
+    default=DEFAULT_MAX_ENTRIES,
     show_default=True,
     type=int,
     help="Most entries one repository may hold.",

@@ -51,6 +51,7 @@ def serve(
     import uvicorn
 
     from teamsync.server.app import create_app
+    from teamsync.server.runtime import Limits, uvicorn_config
 
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: use 0-65535")
@@ -62,13 +63,6 @@ def serve(
     if host not in LOOPBACK:
         output.warn(f"listening on {host} without TLS: put a TLS-terminating proxy in front")
     output.info(f"teamsync server on http://{host}:{port} (storage {redact_url(url)})")
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="info",
-        proxy_headers=False,
-        server_header=False,
-        timeout_graceful_shutdown=5,
-    )
+    config = uvicorn_config(app, Limits(), host=host, port=port, timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run()
     return 0

@@ -33,16 +33,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from teamsync.errors import KeyRejected, MemoryFormatError, SecretFound
+from teamsync.limits import MAX_MEMORY_BYTES
 
 if TYPE_CHECKING:
     from teamsync.security.fs import SafeDir
     from teamsync.security.secrets import Finding
 
 __all__ = ["MAX_MEMORY_BYTES", "SECRET_ADVICE", "guard_write", "safe_write", "write_problem"]
-
-MAX_MEMORY_BYTES = 250_000
-"""Same as :data:`teamsync.memdir.format.MAX_MEMORY_BYTES` (a test keeps them equal; that
-module imports yaml, which the hook's fast path must not pay for)."""
 
 SECRET_ADVICE = (
     "Team memory is shared with every collaborator of this repository: keep the secret "

@@ -191,7 +191,15 @@ _AWS_SECRET_LABEL = (
 )
 _AWS_KEY_IDS = ("AKIA", "ASIA", "ABIA", "ACCA", "A3T")
 
+# teamsync's own server token (teamsync/server/tokens.py): tsm_<12 hex id>_<43 urlsafe>.
+TEAMSYNC_TOKEN_RULE = Rule(
+    "teamsync-server-token",
+    "teamsync server token",
+    _r(r"tsm_[0-9a-f]{12}_[A-Za-z0-9_\-]{43}" + _B),
+)
+
 RULES: tuple[Rule, ...] = (
+    TEAMSYNC_TOKEN_RULE,
     Rule(
         "aws-access-token",
         "AWS access key ID",

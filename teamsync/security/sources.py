@@ -2,38 +2,25 @@
 
 Every source yields :class:`Chunk` objects (a display path, the text and the
 line number of its first line) or :class:`Skipped` notes. Git is driven through
-plain ``git`` subprocesses via :func:`git` (no GitPython: the pre-commit hook
-must start instantly), with inherited ``GIT_*`` variables stripped except the
-ones that say how git talks to the world and ``GIT_INDEX_FILE`` (a hook for a
-partial commit points it at the index being committed).
+plain ``git`` subprocesses via :func:`git` over :mod:`teamsync._git` (no
+GitPython: the pre-commit hook must start instantly), keeping
+``GIT_INDEX_FILE`` (a hook for a partial commit points it at the index being
+committed).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from teamsync.errors import TeamsyncError, UsageError
+from teamsync import _git
+from teamsync.errors import UsageError
 
 MAX_SCAN_BYTES = 10 * 1024 * 1024
 SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
-_KEEP_GIT_ENV = frozenset(
-    {
-        "GIT_EXEC_PATH",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_CONFIG_COUNT",
-        "GIT_CONFIG_NOSYSTEM",
-        "GIT_CONFIG_GLOBAL",
-        "GIT_ALLOW_PROTOCOL",
-        "GIT_ASKPASS",
-        "GIT_TERMINAL_PROMPT",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -56,37 +43,15 @@ Item = Chunk | Skipped
 
 def git_env(environ: Mapping[str, str], *, keep_index: bool = False) -> dict[str, str]:
     """``environ`` without the ``GIT_*`` variables that pin another repository."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith("GIT_")
-        or k in _KEEP_GIT_ENV
-        or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
-    }
-    index = environ.get("GIT_INDEX_FILE")
-    if keep_index and index:
-        env["GIT_INDEX_FILE"] = os.path.abspath(index)
-    return env
+    return _git.clean_env(environ, keep_index=keep_index)
 
 
 def git(args: list[str], cwd: Path, env: Mapping[str, str], stdin: bytes | None = None) -> bytes:
     """Run ``git args``; return stdout. A failure raises a one-line TeamsyncError."""
-    try:
-        proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=cwd,
-            env=dict(env),
-            input=stdin,
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise TeamsyncError(f"could not run git ({exc.strerror}); install git") from None
-    if proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        first = detail[0] if detail else f"exit {proc.returncode}"
-        raise UsageError(f"git {args[0]} failed: {first}")
-    return proc.stdout
+    result = _git.run(["-c", "core.quotepath=off", *args], cwd=cwd, env=env, stdin=stdin)
+    if not result.ok:
+        raise UsageError(f"git {args[0]} failed: {result.reason()}")
+    return result.stdout
 
 
 def _decode(data: bytes, path: str) -> Item:

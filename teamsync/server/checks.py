@@ -1,7 +1,9 @@
 """Defence in depth on every PUT: the same gates as the client, run again.
 
 Order: keys (the shared validator, memory files only, no key both upserted and
-deleted, no two keys that collide after NFKC + case folding), checksum syntax,
+deleted, no two upserted keys that collide after NFKC + case folding or where
+one is the other's folder; a delete may fold like an upsert, which is a
+case-only rename), checksum syntax,
 contents (valid UTF-8, no NUL, at most ``max_entry_bytes``), then the secret
 scanner. Refusals name keys, rules and fingerprints, never content.
 """
@@ -12,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from teamsync.security.keys import find_collisions, is_memory_key, key_problem
+from teamsync.security.keys import find_collisions, find_prefix_clashes, is_memory_key, key_problem
 from teamsync.security.names import name_findings, redact_name
 from teamsync.server.limits import ServerConfig, error_body, iso
 from teamsync.server.models import PutBody
@@ -67,9 +69,15 @@ def _check_keys(body: PutBody) -> Refusal | None:
     if both:
         msg = "a key cannot be upserted and deleted in one request"
         return Refusal(422, error_body("team_memory_invalid_body", msg, keys=both))
-    groups = find_collisions(set(body.entries) | set(body.deletes))
+    # Upserts must not clash with each other. A delete may share an upsert's folded
+    # name: that is a case- or normalisation-only rename (Deploy.md -> deploy.md).
+    groups: list[list[str]] = find_collisions(body.entries)
+    groups += [list(pair) for pair in find_prefix_clashes(body.entries)]
     if groups:
-        msg = "keys differ only by case or Unicode normalization"
+        msg = (
+            "keys differ only by case or Unicode normalization, "
+            "or one key's name is another key's folder"
+        )
         return Refusal(422, error_body("team_memory_key_collision", msg, keys=groups))
     return None
 
@@ -152,7 +160,10 @@ def write_reply(result: WriteOk | WriteRefused) -> Reply:
         return Reply(412, error_body("team_memory_precondition_failed", msg))
     if result.kind == "collision":
         pairs = [list(result.keys[i : i + 2]) for i in range(0, len(result.keys), 2)]
-        msg = "keys differ only by case or Unicode normalization from stored keys"
+        msg = (
+            "keys differ only by case or Unicode normalization from stored keys, "
+            "or one key's name is the other's folder"
+        )
         return Reply(422, error_body("team_memory_key_collision", msg, keys=pairs))
     msg = (
         f"the repository may hold at most {result.max_entries} entries; "

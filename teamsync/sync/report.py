@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from teamsync.errors import SecretFound
+from teamsync.sync.guards import Stop
 from teamsync.sync.plan import ADOPT, FORGET
 
 
@@ -84,10 +85,17 @@ class SyncReport:
     remote_deleted: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     held_back: list[Rejection] = field(default_factory=list)
+    unknown: list[Rejection] = field(default_factory=list)
+    """Local paths whose subtree could not be listed: left alone this run."""
+    stop: Stop | None = None
+    """Set when a guard stopped the run before it changed anything."""
+    recovered: list[str] = field(default_factory=list)
+    """Keys with no base here whose base the remote's history supplied (see sync.recover)."""
     version: str | None = None
 
     def exit_code(self) -> int:
-        return 1 if self.conflicts or self.rejected or self.held_back else 0
+        trouble = self.conflicts or self.rejected or self.held_back or self.unknown
+        return 1 if trouble or self.stop is not None else 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +107,9 @@ class SyncReport:
             "remote_deleted": self.remote_deleted,
             "merged": self.merged,
             "held_back": [{"key": _shown(r.key), "reason": r.reason} for r in self.held_back],
+            "unknown": [{"key": _shown(r.key), "reason": r.reason} for r in self.unknown],
+            "stopped": None if self.stop is None else self.stop.to_json(),
+            "recovered": self.recovered,
             "dry_run": self.dry_run,
         }
 

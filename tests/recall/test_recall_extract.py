@@ -13,6 +13,7 @@ from teamsync.recall import state
 from teamsync.recall.extract import MAX_TURNS, extract
 from teamsync.recall.transcript import parse_transcript
 from testing.fake_anthropic import FakeAnthropic, Status, result_text, text, tool_results, tool_use
+from testing.memdir import assert_current_layout
 from testing.recall import claude_for, memory, put, settings_for, transcript_line, write_transcript
 
 NEW_MEMORY = memory(
@@ -97,7 +98,8 @@ def test_tool_loop_writes_a_memory_and_regenerates_the_index(
     settings = settings_for(memdir)
     result = extract(settings, transcript, claude=claude_for(fake))
     assert result.written == ["team/project_freeze.md"] and result.turns == 3 and not result.capped
-    assert (memdir / "team/project_freeze.md").read_text() == NEW_MEMORY
+    # written in the layout Claude Code writes today (metadata block, modified = now)
+    assert_current_layout((memdir / "team/project_freeze.md").read_text(), NEW_MEMORY)
     assert "(project_freeze.md)" in (memdir / "team/MEMORY.md").read_text()
     assert result.index_problems == 0
     first = fake.requests[0]
