@@ -140,7 +140,10 @@ def table(rows: list[Row], runs: int) -> str:
         + "\n".join(lines)
         + "\n\nIn the team-memory cases the guard validates the key, reads the current file "
         "through no-follow opens and scans the whole resulting file. The outside case parses "
-        "the payload, resolves the memory directory and allows the call. The guard imports "
+        "the payload, resolves the memory directory and allows the call. A Bash command that "
+        "never names team memory costs one substring check after the payload is parsed; one "
+        "that writes into team memory is judged like a Write (what it would write is "
+        "computed from the command's text and scanned). The guard imports "
         "neither anthropic, GitPython, httpx2, detect-secrets nor yaml "
         "(`tests/hooks/test_hooks_guard.py` checks `sys.modules`). A bare `teamsync guard` "
         "skips click entirely (`teamsync.cli.main` hands it straight to the guard), so it "

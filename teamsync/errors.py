@@ -131,19 +131,27 @@ class UnsafePath(SecurityError):
         self.reason = reason
 
 
+SECRET_ADVICE = (
+    "Team memory is shared with every collaborator of this repository: keep the secret "
+    "in a secret manager or an environment variable, and write only where it is kept"
+)
+"""What every refusal for a secret says instead of how to get past the gate."""
+
+
+def where_found(findings: Sequence[Any]) -> str:
+    """``rule (line N), …`` for a refusal: rules and lines (or "the file name"), never the secret."""
+    return ", ".join(
+        sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
+                for f in findings})
+    )  # fmt: skip
+
+
 class SecretFound(SecurityError):
     """Content holds one or more secrets. Carries findings, never the secret."""
 
     def __init__(self, path: str, findings: Sequence[Any]) -> None:
-        rules = ", ".join(
-            sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
-                    for f in findings})
-        )  # fmt: skip
-        super().__init__(
-            f"{path}: refused, it contains a likely secret: {rules}. Team memory is shared "
-            "with every collaborator: keep the secret in a secret manager or an environment "
-            "variable, and write only where it is kept."
-        )
+        rules = where_found(findings)
+        super().__init__(f"{path}: refused, it contains a likely secret: {rules}. {SECRET_ADVICE}.")
         self.path = path
         self.findings = list(findings)
 

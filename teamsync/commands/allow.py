@@ -79,6 +79,8 @@ def run_allow(
     if req.list_only:
         for e in entries:
             output.info(f"{e.fingerprint}  {e.rule or '-'}  {e.path or '-'}  {e.reason}")
+        if not entries:
+            output.info(f"teamsync: {path} holds no entries")
         output.emit({"allowlist": str(path), "entries": [e.as_dict() for e in entries]})
         return 0
     if confirm is None:

@@ -51,6 +51,7 @@ _UNSEEN = (
     "teamsync cannot see what this command would write into team memory; "
     "write memory files with the Write or Edit tool, which checks the content"
 )
+_PATHISH = re.compile(r"[^\s'\"(),;=`]+")
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w.-]*)\2")
 
 
@@ -208,11 +209,15 @@ def _writes(command: str, cwd: str, home: str) -> tuple[list[_Write], list[str],
             writes.extend(_Write(t, _read(os.path.join(cwd, t)) or "", append=False) for t in rest)
         elif name and name not in _READERS:
             handed.extend(args[1:])
+            for word in args[1:]:  # a script fed on stdin (python3 - <<EOF … EOF)
+                if word.startswith("__TEAMSYNC_HEREDOC_"):
+                    handed.extend(bodies[int(word.strip("_").rsplit("_", 1)[-1])][0].split())
         piped = output if not redirects else None
     resolved = [_Write(_path(w.target, cwd, home), w.content, w.append) for w in writes if w.target]
     operands = [
         w.split("=", 1)[1] if "=" in w else ("" if w.startswith("-") else w) for w in handed
     ]
+    operands += [p for w in handed for p in _PATHISH.findall(w) if p != w]  # open('team/x.md')
     return resolved, [_path(w, cwd, home) for w in operands if w], None
 
 

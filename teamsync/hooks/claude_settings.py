@@ -102,10 +102,35 @@ def settings_path(target: str, project: Path, home: Path) -> Path:
     return project / ".claude" / "settings.json"
 
 
+_PREVIOUS_MATCHERS: dict[str, tuple[str, ...]] = {"PreToolUse": ("Write|Edit|MultiEdit",)}
+"""Matchers earlier teamsync versions shipped; a group of ours with one is upgraded in place."""
+
+
+def _upgrade(groups: list[Any], event: str, matcher: str | None, command: str) -> bool:
+    """Widen a group that holds only our ``command`` under an older teamsync matcher."""
+    for group in groups:
+        if not isinstance(group, dict) or group.get("matcher") not in _PREVIOUS_MATCHERS.get(
+            event, ()
+        ):
+            continue
+        entries = group.get("hooks")
+        if (
+            isinstance(entries, list)
+            and entries
+            and all(isinstance(h, dict) and h.get("command") == command for h in entries)
+        ):
+            group["matcher"] = matcher
+            return True
+    return False
+
+
 def merge(settings: dict[str, Any], path: Path, *, extract: bool = False) -> list[str]:
     """Add teamsync's missing hooks to ``settings`` in place; return what was added.
 
     The opt-in Stop (extraction) hook is added only with ``extract``.
+
+    A group that holds only our hook under a matcher an earlier teamsync shipped
+    (``Write|Edit|MultiEdit``) gets the current matcher instead of a second group.
     """
     added: list[str] = []
     for event, ours in snippet()["hooks"].items():
@@ -114,6 +139,9 @@ def merge(settings: dict[str, Any], path: Path, *, extract: bool = False) -> lis
         groups = _groups(settings, event, path)
         for group in ours:
             for hook in group["hooks"]:
+                if _upgrade(groups, event, group.get("matcher"), hook["command"]):
+                    added.append(f"{event}: {hook['command']} (matcher {group.get('matcher')})")
+                    continue
                 if not _has_hook(groups, group.get("matcher"), hook["command"]):
                     new_group = {k: v for k, v in group.items() if k != "hooks"}
                     groups.append({**new_group, "hooks": [dict(hook)]})

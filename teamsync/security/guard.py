@@ -32,7 +32,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from teamsync.errors import KeyRejected, MemoryFormatError, SecretFound
+from teamsync.errors import (
+    SECRET_ADVICE,
+    KeyRejected,
+    MemoryFormatError,
+    SecretFound,
+    where_found,
+)
 from teamsync.limits import MAX_MEMORY_BYTES
 
 if TYPE_CHECKING:
@@ -40,20 +46,6 @@ if TYPE_CHECKING:
     from teamsync.security.secrets import Finding
 
 __all__ = ["MAX_MEMORY_BYTES", "SECRET_ADVICE", "guard_write", "safe_write", "write_problem"]
-
-SECRET_ADVICE = (
-    "Team memory is shared with every collaborator of this repository: keep the secret "
-    "in a secret manager or an environment variable, and write only where it is kept"
-)
-"""What every refusal for a secret says instead of how to get past the gate."""
-
-
-def found_summary(findings: list[Finding]) -> str:
-    """``rule (line N), …`` for a refusal: rules and lines, never the secret."""
-    return ", ".join(
-        sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
-                for f in findings})
-    )  # fmt: skip
 
 
 def _key_checks(key: str, memory: bool) -> tuple[str, str] | None:
@@ -64,7 +56,7 @@ def _key_checks(key: str, memory: bool) -> tuple[str, str] | None:
     secret_in_name = name_findings(key) if isinstance(key, str) else []
     if secret_in_name:
         return redact_name(key), (
-            f"the file name holds a likely secret: {found_summary(secret_in_name)}; "
+            f"the file name holds a likely secret: {where_found(secret_in_name)}; "
             "name the file for its topic"
         )
     problem = key_problem(key)
@@ -108,7 +100,7 @@ def write_problem(
             return f"`{key}`: {problem}"
     findings = _scan(key, content, allowlist)
     if findings:
-        return f"`{key}` would hold a likely secret: {found_summary(findings)}. {SECRET_ADVICE}"
+        return f"`{key}` would hold a likely secret: {where_found(findings)}. {SECRET_ADVICE}"
     return None
 
 

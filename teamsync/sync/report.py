@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from teamsync.errors import SecretFound
+from teamsync.errors import SecretFound, where_found
 from teamsync.sync.guards import Stop
 from teamsync.sync.plan import ADOPT, FORGET
 
@@ -55,11 +55,7 @@ def _shown(key: str) -> str:
 def gate_reason(exc: BaseException) -> str:
     """A one-line reason naming rules and lines, never content."""
     if isinstance(exc, SecretFound):
-        rules = ", ".join(
-            sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
-                    for f in exc.findings})
-        )  # fmt: skip
-        return f"contains a likely secret: {rules}"
+        return f"contains a likely secret: {where_found(exc.findings)}"
     if isinstance(exc, OSError) and exc.strerror:  # never a temp file's name
         return exc.strerror.lower()
     return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)

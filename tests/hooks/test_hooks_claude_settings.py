@@ -132,3 +132,24 @@ def test_claude_code_with_git_hooks_in_one_go(project: Path) -> None:
 def test_no_git_without_claude_code_is_a_usage_error(project: Path) -> None:
     proc = run_teamsync(["install-hooks", "--no-git"], cwd=project)
     assert proc.returncode == 2 and "nothing to do" in proc.stderr
+
+
+def test_an_earlier_install_gets_the_bash_matcher_without_a_second_group(project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    old_group = {
+        "matcher": "Write|Edit|MultiEdit",
+        "hooks": [{"type": "command", "command": "teamsync guard", "timeout": 10}],
+    }
+    mixed = {"matcher": "Write|Edit|MultiEdit",
+             "hooks": [{"type": "command", "command": "my-linter"}]}  # fmt: skip
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [mixed, old_group]}}), encoding="utf-8")
+    run(project)
+    groups = read(project)["hooks"]["PreToolUse"]
+    assert groups[0] == mixed  # a group holding someone else's hook is left alone
+    assert [g["matcher"] for g in groups] == ["Write|Edit|MultiEdit", shipped_matcher()]
+    assert commands(read(project), "PreToolUse") == ["my-linter", "teamsync guard"]
+
+
+def shipped_matcher() -> str:
+    return str(shipped()["hooks"]["PreToolUse"][0]["matcher"])

@@ -206,6 +206,8 @@ def test_bash_redirects_into_team_memory_are_judged(
         "echo hi > team/$NAME.md",
         "sed -i s/a/b/ team/notes.md",
         "dd if=/dev/zero of=team/x.md",
+        "python3 -c \"open('team/x.md', 'w').write('hi')\"",
+        "python3 - <<'EOF'\nopen('team/x.md', 'w').write('hi')\nEOF",
     ],
 )
 def test_bash_writes_the_guard_cannot_see_are_refused(memdir: Path, command: str) -> None:
