@@ -45,8 +45,8 @@ def recall(
 ) -> None:
     """Show the memories relevant to QUERY, with freshness and code-drift notes.
 
-    With ANTHROPIC_API_KEY set (and no --offline), Claude picks from the newest
-    200 memory headers; otherwise, or if that call fails, an offline ranking is
+    With ANTHROPIC_API_KEY set (and no --offline), Claude picks from up to 200
+    memory headers; otherwise, or if that call fails, an offline ranking is
     used. Only memories that clear a relevance floor are shown. Each memory is
     capped at 200 lines / 4 KB.
 

@@ -22,6 +22,7 @@ lost knowledge, so each pattern needs a specific signal, not a keyword.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -84,13 +85,16 @@ def fold(key: str) -> str:
     return unicodedata.normalize("NFKC", key).casefold()
 
 
-def _words(text: str) -> set[str]:
-    """The content words of a memory: frontmatter values and body, not keys or stop words."""
+@functools.lru_cache(maxsize=16_384)
+def _words(text: str) -> frozenset[str]:
+    """The content words of a memory: frontmatter values and body, not keys or stop words.
+
+    Cached: a run compares each proposal with every existing memory."""
     from teamsync.recall.tokens import STOP_WORDS, extract_fields
 
     fields = extract_fields(text)
     joined = f"{fields.name} {fields.description} {fields.body}".lower()
-    return {w for w in _WORD.findall(joined) if len(w) > 2 and w not in STOP_WORDS}
+    return frozenset(w for w in _WORD.findall(joined) if len(w) > 2 and w not in STOP_WORDS)
 
 
 def similarity(a: str, b: str) -> float:

@@ -46,11 +46,15 @@ class HybridHit:
     @property
     def why(self) -> str:
         """Which side cleared the floor, in words (the JSON ``why``)."""
-        parts = [f"embedding similarity {self.cosine:.2f} (rank {self.embedding_rank})"]
+        parts = [
+            f"embedding similarity {self.cosine:.2f} (rank {self.embedding_rank}; "
+            f"floor {COSINE_FLOOR:.2f})"
+        ]
         if self.lexical_rank is not None:
             words = ", ".join(self.matched[:8])
             parts.append(
-                f"bm25 rank {self.lexical_rank} on {words} (covers {self.coverage:.0%} of the query)"
+                f"bm25 rank {self.lexical_rank} on {words} (covers {self.coverage:.0%} of the "
+                f"query; floor {LEXICAL_FLOOR:.0%})"
             )
         return "hybrid: " + "; ".join(parts)
 

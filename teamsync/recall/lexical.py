@@ -50,6 +50,7 @@ MAX_FILE_BYTES = MAX_MEMORY_BYTES
 MAX_QUERY_TERMS = 48
 CANDIDATES = 200
 RACY_NS = 2_000_000_000
+FLOOR_DEPTH = 50
 FLOOR = 0.3
 """A memory is returned only when the terms it matches carry at least this share of the
 query's idf weight (see :meth:`LexicalIndex.coverage`); calibrated on ``bench/recall_golden.json``."""
@@ -248,6 +249,10 @@ class LexicalIndex:
         terms = terms[:MAX_QUERY_TERMS]
         scores = self._rank(terms, CANDIDATES)
         best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        if floor is None:
+            best = best[:limit]
+        else:  # a memory that clears the floor ranks high in bm25: look no deeper than this
+            best = best[: max(limit, FLOOR_DEPTH)]
         need_terms = explain or floor is not None
         matched = self._matched_terms([r for r, _ in best], terms) if need_terms else {}
         cover = self.coverage(terms, matched) if need_terms else {}

@@ -201,7 +201,7 @@ class Claude:
         """Claude Code's selector: up to ``limit`` paths from ``manifest`` (unchecked)."""
         prompt = f"Query: {query}\n\nAvailable memories:\n{manifest}"
         answer = self.structured(
-            system=SELECT_SYSTEM.format(limit=limit),
+            system=SELECT_SYSTEM.format(limit=limit) + f" Today's date is {_today()}.",
             prompt=prompt,
             schema=SELECTION_SCHEMA,
             max_tokens=256,
@@ -210,6 +210,12 @@ class Claude:
         if not isinstance(selected, list) or not all(isinstance(p, str) for p in selected):
             raise LLMError("Claude's answer lacks a selected_memories list of strings")
         return list(selected)
+
+
+def _today() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y-%m-%d")
 
 
 def _reply(message: Any) -> Reply:

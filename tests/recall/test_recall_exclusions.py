@@ -247,3 +247,30 @@ def test_the_prompt_gives_todays_date(memdir: Path, transcript: Path) -> None:
     extract(settings_for(memdir), transcript, claude=claude_for(fake))
     today = datetime.now(UTC).strftime("%Y-%m-%d")
     assert f"Today's date is {today}." in fake.requests[0]["system"]
+
+
+def test_the_rules_let_every_realistic_memory_of_both_bench_sets_through() -> None:
+    import json
+
+    from testing.recall import REPO
+
+    for name in ("recall_golden.json", "recall_heldout.json"):
+        data = json.loads((REPO / "bench" / name).read_text(encoding="utf-8"))
+        texts = {
+            m["path"]: memory(m["name"], m["description"], m["type"], m["body"] + "\n")
+            for m in data["memories"]
+        }
+        refused = {
+            key: found
+            for key, text in texts.items()
+            if (
+                found := check(
+                    key,
+                    text,
+                    next(m["type"] for m in data["memories"] if m["path"] == key),
+                    existing={k: v for k, v in texts.items() if k != key},
+                    checkout=REPO,
+                )
+            )
+        }
+        assert refused == {}, name

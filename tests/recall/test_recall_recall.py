@@ -72,6 +72,10 @@ def test_claude_selection_is_used_and_unknown_paths_are_dropped(memdir: Path) ->
     assert result.notes == ["ignored 2 path(s) Claude named that were not in its list"]
     manifest = fake.requests[0]["messages"][0]["content"]
     assert "team/project_freeze.md" in manifest and "Merge freeze" in manifest
+    assert "days old" in manifest or "today" in manifest  # the age the offline path reports
+    from datetime import UTC, datetime
+
+    assert f"Today's date is {datetime.now(UTC):%Y-%m-%d}." in fake.requests[0]["system"]
 
 
 def test_claude_may_choose_nothing(memdir: Path) -> None:
