@@ -19,7 +19,7 @@ import pytest
 from teamsync.sync.config import SyncConfig, save_config
 from teamsync.sync.rest import Limits, plan_batches
 from testing.gitrepos import Member, converge, memory
-from testing.teams import BACKENDS, team
+from testing.teams import BACKENDS, Team, team
 
 both = pytest.mark.parametrize("kind", BACKENDS)
 
@@ -234,17 +234,26 @@ def test_a_lost_state_dir_keeps_local_edits(kind: str, tmp_path: Path) -> None:
         assert t.remote_files()["a.md"] == memory("A", "v1 and an edit made offline\n")
 
 
-def test_reinit_with_another_spelling_keeps_the_base(tmp_path: Path) -> None:
-    with team("git", tmp_path) as t:
+def _spellings(t: Team) -> list[SyncConfig]:
+    """Other spellings of ``t``'s remote."""
+    if t.kind == "git":
+        r = str(t.remote)
+        return [SyncConfig("git", u) for u in (f"file://{r}", f"{r}/", r.removesuffix(".git"))]
+    assert t.url is not None
+    upper = t.url.replace("http://127.0.0.1", "HTTP://127.0.0.1")
+    return [SyncConfig("rest", u, repo="Acme/Widgets") for u in (upper + "/", t.url + "//")]
+
+
+@both
+def test_reinit_with_another_spelling_keeps_the_base(kind: str, tmp_path: Path) -> None:
+    with team(kind, tmp_path) as t:
         alice, bob = t.mates
         alice.write("gone.md", "x\n")
         converge(t.mates, rounds=1)
         bob.delete("gone.md")
         bob.sync()
-        remote = t.remote
-        assert remote is not None
-        for spelling in (f"file://{remote}", f"{remote}/", str(remote).removesuffix(".git")):
-            save_config(alice.memdir, SyncConfig("git", spelling))
+        for config in _spellings(t):
+            save_config(alice.memdir, config)
             report = alice.sync()
             assert not report.recovered and "gone.md" not in report.pushed
         assert "gone.md" not in alice.files() and "gone.md" not in t.remote_files()
