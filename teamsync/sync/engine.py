@@ -99,7 +99,8 @@ def _round(
     skip = set(snap.rejected) | set(local.rejected)
     allowed = _allowed(mode)
     base = applier.state.checksums()
-    recovered = recover_bases(base, local.checksums, snap.checksums, backend, skip)
+    history = backend if snap.version is not None else None  # an empty remote has none
+    recovered = recover_bases(base, local.checksums, snap.checksums, history, skip)
     applier.report.add(applier.report.recovered, sorted(recovered))
     steps = [
         s

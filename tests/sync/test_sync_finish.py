@@ -308,3 +308,35 @@ def test_first_share_keeps_the_sharers_age(kind: str, tmp_path: Path) -> None:
         bob.sync()
         assert abs((bob.team / "old.md").stat().st_mtime - old) < 2
         assert time.time() - (bob.team / "new.md").stat().st_mtime < 600
+
+
+def test_recover_bases_only_vouches_for_content_the_remote_held() -> None:
+    from teamsync.sync.recover import recover_bases
+
+    class Past:
+        asked: list[list[str]] = []
+
+        def past_checksums(self, keys: list[str]) -> dict[str, set[str]]:
+            self.asked.append(list(keys))
+            return {"old.md": {"c1", "c2"}, "edited.md": {"c1"}}
+
+    local = {"old.md": "c1", "edited.md": "c9", "synced.md": "s", "same.md": "x"}
+    remote = {"old.md": "c2", "edited.md": "c2", "same.md": "x"}
+    got = recover_bases({"synced.md": "s"}, local, remote, Past())
+    assert got == {"old.md": "c1"}
+    assert Past.asked == [["edited.md", "old.md"]]  # only baseless keys that differ
+    assert recover_bases({}, local, remote, None) == {}
+
+
+def test_git_raw_log_parsing_keeps_both_sides_and_odd_paths() -> None:
+    from teamsync.sync.git import _blobs_by_path
+
+    a, b = "a" * 40, "b" * 40
+    z = "0" * 40
+    raw = (
+        f":100644 100644 {a} {b} M\0x.md\0"
+        f":000000 100644 {z} {a} A\0:odd.md\0"
+        f"\n:100644 000000 {b} {z} D\0y.md\0"
+    ).encode()
+    got = _blobs_by_path(raw, {"x.md", ":odd.md", "y.md"})
+    assert got == {"x.md": {a, b}, ":odd.md": {a}, "y.md": {b}}
