@@ -340,3 +340,42 @@ def test_git_raw_log_parsing_keeps_both_sides_and_odd_paths() -> None:
     ).encode()
     got = _blobs_by_path(raw, {"x.md", ":odd.md", "y.md"})
     assert got == {"x.md": {a, b}, ":odd.md": {a}, "y.md": {b}}
+
+
+def test_a_remote_that_never_settles_stops_at_the_deadline_and_says_what_to_do(
+    tmp_path: Path,
+) -> None:
+    from teamsync.commands.sync import open_state
+    from teamsync.errors import ConflictError
+    from teamsync.security.fs import SafeDir
+    from teamsync.sync.base import PreconditionFailed
+    from teamsync.sync.config import load_config
+    from teamsync.sync.engine import run_sync
+    from teamsync.sync.git import GitBackend
+    from teamsync.sync.retry import Backoff
+
+    class Crowded(GitBackend):
+        """The real git backend, with a teammate always pushing first (fault injection)."""
+
+        def apply(self, changes: object) -> PreconditionFailed:  # type: ignore[override]
+            return PreconditionFailed()
+
+    with team("git", tmp_path) as t:
+        alice = t.mates[0]
+        alice.write("mine.md", memory("Mine", "kept locally\n"))
+        settings, config = alice.settings, load_config(alice.memdir)
+        backend = Crowded(config.url, branch=config.branch, cache_dir=settings.cache_dir)
+        dir_, state = SafeDir(alice.team), open_state(settings, alice.team, config)
+        start = time.monotonic()
+        try:
+            with pytest.raises(ConflictError, match="run the command again in a minute"):
+                run_sync(
+                    dir_, backend, state, mode="sync", dry_run=False, who="alice",
+                    now=time.time(), backoff=Backoff(deadline_s=1.0),
+                )  # fmt: skip
+        finally:
+            state.close()
+            backend.close()
+            dir_.close()
+        assert time.monotonic() - start < 30
+        assert alice.read("mine.md") == memory("Mine", "kept locally\n")
