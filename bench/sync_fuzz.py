@@ -53,6 +53,8 @@ def campaign(
         )
         print(line, flush=True)
         if verdicts:
+            for v in verdicts[:5]:
+                print(f"    {v[:300]}", flush=True)
             short = shrink(kind, ops, mates, host) if do_shrink else ops
             failures.append(
                 {"backend": kind, "seed": seed, "violations": verdicts[:10], "repro": short}

@@ -12,7 +12,9 @@ at (an edit, a rewrite, a delete). After everyone syncs a few rounds:
 
 - *lost*: every owed token is in some file (merged in, or in a conflict copy);
 - *diverged*: every teammate holds exactly the remote's files;
-- *failed* / *refused*: no sync raised, and no sync refused anything.
+- *failed* / *refused*: no sync raised, and no sync refused anything (a
+  ``push`` holding back a file the remote changed too, for ``sync`` to merge,
+  is by design and counted apart).
 
 Case-only renames (``case_renames=True``) are issue 18 §1, fixed on another
 branch; until it lands they make both backends refuse the colliding keys, so
@@ -27,6 +29,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -50,6 +53,7 @@ KEYS = (
     "x.md",
 )
 INDEX = "MEMORY.md"
+PUSH_HOLDS = "changed on the remote too: run `teamsync sync` to merge"
 _TOKEN = re.compile(r"\bt\d+\b")
 
 
@@ -258,7 +262,8 @@ class World:
         self.stats.recovered += len(report.recovered)
         for r in report.rejected + report.held_back:
             self.stats.refusals += 1
-            self.stats.violations.append(f"refused: {r.key}: {r.reason}")
+            if r.reason != PUSH_HOLDS:  # push leaves a both-sides change for sync to merge
+                self.stats.violations.append(f"refused: {r.key}: {r.reason}")
 
     # -- the oracle -----------------------------------------------------------------------
     def remote_files(self) -> dict[str, str]:
@@ -329,7 +334,13 @@ def replay(kind: str, ops: Sequence[Op], mates: int, host: RestHost | None) -> W
 
 
 def shrink(
-    kind: str, ops: Sequence[Op], mates: int, host: RestHost | None, *, budget: int = 200
+    kind: str,
+    ops: Sequence[Op],
+    mates: int,
+    host: RestHost | None,
+    *,
+    budget: int = 200,
+    seconds: float = 600.0,
 ) -> list[Op]:
     """Delta debugging: the shortest prefix-free subsequence that still shows a violation
     of the same kind (``lost``, ``diverged``, ``failed``, ``refused``)."""
@@ -341,9 +352,14 @@ def shrink(
     if not target:
         return list(ops)
     current, chunk, tries = list(ops), max(1, len(ops) // 2), 0
-    while chunk >= 1 and tries < budget:
+    stop = time.monotonic() + seconds
+
+    def more() -> bool:
+        return tries < budget and time.monotonic() < stop
+
+    while chunk >= 1 and more():
         i, shrunk = 0, False
-        while i < len(current) and tries < budget:
+        while i < len(current) and more():
             candidate = current[:i] + current[i + chunk :]
             tries += 1
             if candidate and kinds(replay(kind, candidate, mates, host)) & target:

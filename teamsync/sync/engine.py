@@ -181,7 +181,8 @@ class _Run:
         state, safety, report = self.applier.state, self.safety, self.applier.report
         base = state.checksums()
         skip = set(snap.rejected) | set(local.rejected)
-        recovered = recover_bases(base, local.checksums, snap.checksums, self.backend, skip)
+        history = self.backend if snap.version is not None else None  # an empty remote has none
+        recovered = recover_bases(base, local.checksums, snap.checksums, history, skip)
         report.add(report.recovered, sorted(recovered))
         plan_base = {**base, **recovered}
         steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)

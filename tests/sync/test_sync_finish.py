@@ -19,7 +19,7 @@ import pytest
 from teamsync.sync.config import SyncConfig, save_config
 from teamsync.sync.rest import Limits, plan_batches
 from testing.gitrepos import Member, converge, memory
-from testing.teams import BACKENDS, team
+from testing.teams import BACKENDS, Team, team
 
 both = pytest.mark.parametrize("kind", BACKENDS)
 
@@ -235,17 +235,26 @@ def test_a_lost_state_dir_keeps_local_edits(kind: str, tmp_path: Path) -> None:
         assert t.remote_files()["a.md"] == memory("A", "v1 and an edit made offline\n")
 
 
-def test_reinit_with_another_spelling_keeps_the_base(tmp_path: Path) -> None:
-    with team("git", tmp_path) as t:
+def _spellings(t: Team) -> list[SyncConfig]:
+    """Other spellings of ``t``'s remote."""
+    if t.kind == "git":
+        r = str(t.remote)
+        return [SyncConfig("git", u) for u in (f"file://{r}", f"{r}/", r.removesuffix(".git"))]
+    assert t.url is not None
+    upper = t.url.replace("http://127.0.0.1", "HTTP://127.0.0.1")
+    return [SyncConfig("rest", u, repo="Acme/Widgets") for u in (upper + "/", t.url + "//")]
+
+
+@both
+def test_reinit_with_another_spelling_keeps_the_base(kind: str, tmp_path: Path) -> None:
+    with team(kind, tmp_path) as t:
         alice, bob = t.mates
         alice.write("gone.md", "x\n")
         converge(t.mates, rounds=1)
         bob.delete("gone.md")
         bob.sync()
-        remote = t.remote
-        assert remote is not None
-        for spelling in (f"file://{remote}", f"{remote}/", str(remote).removesuffix(".git")):
-            save_config(alice.memdir, SyncConfig("git", spelling))
+        for config in _spellings(t):
+            save_config(alice.memdir, config)
             report = alice.sync()
             assert not report.recovered and "gone.md" not in report.pushed
         assert "gone.md" not in alice.files() and "gone.md" not in t.remote_files()
@@ -300,3 +309,74 @@ def test_first_share_keeps_the_sharers_age(kind: str, tmp_path: Path) -> None:
         bob.sync()
         assert abs((bob.team / "old.md").stat().st_mtime - old) < 2
         assert time.time() - (bob.team / "new.md").stat().st_mtime < 600
+
+
+def test_recover_bases_only_vouches_for_content_the_remote_held() -> None:
+    from teamsync.sync.recover import recover_bases
+
+    class Past:
+        asked: list[list[str]] = []
+
+        def past_checksums(self, keys: list[str]) -> dict[str, set[str]]:
+            self.asked.append(list(keys))
+            return {"old.md": {"c1", "c2"}, "edited.md": {"c1"}}
+
+    local = {"old.md": "c1", "edited.md": "c9", "synced.md": "s", "same.md": "x"}
+    remote = {"old.md": "c2", "edited.md": "c2", "same.md": "x"}
+    got = recover_bases({"synced.md": "s"}, local, remote, Past())
+    assert got == {"old.md": "c1"}
+    assert Past.asked == [["edited.md", "old.md"]]  # only baseless keys that differ
+    assert recover_bases({}, local, remote, None) == {}
+
+
+def test_git_raw_log_parsing_keeps_both_sides_and_odd_paths() -> None:
+    from teamsync.sync.git import _blobs_by_path
+
+    a, b = "a" * 40, "b" * 40
+    z = "0" * 40
+    raw = (
+        f":100644 100644 {a} {b} M\0x.md\0"
+        f":000000 100644 {z} {a} A\0:odd.md\0"
+        f"\n:100644 000000 {b} {z} D\0y.md\0"
+    ).encode()
+    got = _blobs_by_path(raw, {"x.md", ":odd.md", "y.md"})
+    assert got == {"x.md": {a, b}, ":odd.md": {a}, "y.md": {b}}
+
+
+def test_a_remote_that_never_settles_stops_at_the_deadline_and_says_what_to_do(
+    tmp_path: Path,
+) -> None:
+    from teamsync.commands.sync import open_state
+    from teamsync.errors import ConflictError
+    from teamsync.security.fs import SafeDir
+    from teamsync.sync.base import PreconditionFailed
+    from teamsync.sync.config import load_config
+    from teamsync.sync.engine import run_sync
+    from teamsync.sync.git import GitBackend
+    from teamsync.sync.retry import Backoff
+
+    class Crowded(GitBackend):
+        """The real git backend, with a teammate always pushing first (fault injection)."""
+
+        def apply(self, changes: object) -> PreconditionFailed:  # type: ignore[override]
+            return PreconditionFailed()
+
+    with team("git", tmp_path) as t:
+        alice = t.mates[0]
+        alice.write("mine.md", memory("Mine", "kept locally\n"))
+        settings, config = alice.settings, load_config(alice.memdir)
+        backend = Crowded(config.url, branch=config.branch, cache_dir=settings.cache_dir)
+        dir_, state = SafeDir(alice.team), open_state(settings, alice.team, config)
+        start = time.monotonic()
+        try:
+            with pytest.raises(ConflictError, match="run the command again in a minute"):
+                run_sync(
+                    dir_, backend, state, mode="sync", dry_run=False, who="alice",
+                    now=time.time(), backoff=Backoff(deadline_s=1.0),
+                )  # fmt: skip
+        finally:
+            state.close()
+            backend.close()
+            dir_.close()
+        assert time.monotonic() - start < 30
+        assert alice.read("mine.md") == memory("Mine", "kept locally\n")
