@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -241,6 +242,7 @@ def hyperscan_finder(anchors: Sequence[Anchor]) -> Finder | None:
     except Exception:  # noqa: BLE001 - a missing or broken wheel means the fallback
         return None
     lengths = [len(literal.encode("utf-8")) for literal, _ in anchors]
+    local = threading.local()  # a scratch space may serve one scan at a time: one per thread
 
     def find(text: str) -> list[list[int]]:
         data = text.encode("utf-8", "surrogatepass")
@@ -249,7 +251,10 @@ def hyperscan_finder(anchors: Sequence[Anchor]) -> Finder | None:
         def on_match(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
             ends[ident].append(to)
 
-        db.scan(data, match_event_handler=on_match)
+        scratch = getattr(local, "scratch", None)
+        if scratch is None:
+            scratch = local.scratch = hyperscan.Scratch(db)
+        db.scan(data, match_event_handler=on_match, scratch=scratch)
         ascii_only = len(data) == len(text)
         out: list[list[int]] = []
         for ident, found in enumerate(ends):

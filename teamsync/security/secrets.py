@@ -152,17 +152,24 @@ def _plan(engine: str | None) -> _Plan:
     return _Plan(name, finder, tuple(per_rule), generic, tuple(_bounded(r) for r in RULES))
 
 
-SMALL_TEXT = 64 * 1024
-"""Texts shorter than this use the pure-Python finder: Hyperscan's import is not worth it."""
+SMALL_WORK = 256 * 1024
+"""Until a process has scanned this much text, the pure-Python finder serves it.
+
+A pre-commit hook or a write guard scans a few small files, where Hyperscan's
+import would cost more than it saves; a tree scan crosses the threshold within
+its first files and switches. Both finders give the same offsets.
+"""
 
 
 def _sized(anchors: list[Anchor]) -> tuple[str, Finder]:
-    """A finder that loads Hyperscan the first time a large text comes (same offsets either way)."""
+    """A finder that loads Hyperscan once the work is large enough (same offsets either way)."""
     small = python_finder(anchors)
     large: list[Finder] = []
+    seen = [0]
 
     def find(text: str) -> list[list[int]]:
-        if len(text) < SMALL_TEXT:
+        seen[0] += len(text)
+        if not large and seen[0] < SMALL_WORK:
             return small(text)
         if not large:
             large.append(make_finder(anchors)[1])

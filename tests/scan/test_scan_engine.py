@@ -121,14 +121,34 @@ def test_hyperscan_and_python_engines_give_identical_findings(tmp_path: Path) ->
         ("unicode.md", "caf\u00e9 \u212aey \u0130 " + PLANTS["github-pat"](random.Random(1)))
     )
     results = []
-    for engine in ("hyperscan", "python"):
+    for engine in ("hyperscan", "python", None):  # None: Python first, Hyperscan after 256 KiB
         scanner = Scanner(engine=engine)
-        assert scanner.plan.engine == engine
+        assert scanner.plan.engine == (engine or "hyperscan")
         for path, text in texts:
             scanner.add(text, path)
         results.append(scanner.finish())
-    assert results[0] == results[1]
+    assert results[0] == results[1] == results[2]
     assert len(results[0]) > 100
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_threads_scan_at_once(engine: str) -> None:
+    """The server scans in several threads: each gets its own Hyperscan scratch space."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = random.Random(21)
+    texts = [" ".join(_token(g) for _ in range(3_000)) + "\n" + "x " * 40_000 for _ in range(16)]
+    expected = [scan_text(text, "t.md") for text in texts]
+    compiled = plan(engine)
+
+    def one(text: str) -> list[object]:
+        scanner = Scanner(engine=engine)
+        assert scanner.plan is compiled
+        scanner.add(text, "t.md")
+        return list(scanner.finish())
+
+    with ThreadPoolExecutor(8) as workers:
+        assert list(workers.map(one, texts)) == expected
 
 
 def test_every_rule_has_anchors_or_runs_over_the_whole_text() -> None:
