@@ -126,29 +126,72 @@ def _resolves_to(scalar: str) -> str:
     return str(_RESOLVER.resolve(yaml.ScalarNode, scalar, (True, False)))  # type: ignore[no-untyped-call]
 
 
+_TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?Z")
+
+
+def _fast_value(value: str) -> Any:
+    """A value as YAML reads it when that is certain without YAML; else None.
+
+    Plain strings, simply quoted strings, and the ISO UTC times Claude Code
+    writes for ``modified``.
+    """
+    if "\t" in value or "\\" in value:
+        return None
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        inner = value[1:-1]
+        return None if value[0] in inner else inner
+    stamp = _TIMESTAMP.fullmatch(value)
+    if stamp is not None:
+        *parts, fraction = stamp.groups()
+        try:
+            moment = datetime(*(int(p) for p in parts), tzinfo=UTC)  # type: ignore[misc]
+        except ValueError:
+            return None
+        return moment.replace(microsecond=int((fraction or "0").ljust(6, "0")))
+    if value[0] in _UNSAFE_START or ": " in value or " #" in value or value.endswith(":"):
+        return None
+    return value if _resolves_to(value) == _STR_TAG else None
+
+
 def _fast_load(source: str) -> dict[str, Any] | None:
-    """Plain ``key: value`` lines whose values resolve to strings, without YAML; else None."""
+    """Plain ``key: value`` lines (and one ``metadata:``-style block of them), without YAML.
+
+    Returns None whenever the result is not certain, and YAML decides.
+    """
     if _NOT_PLAIN.search(source):
         return None
     result: dict[str, Any] = {}
+    block: dict[str, Any] | None = None
+    indent = ""
     for line in source.split("\n"):
         line = line[:-1] if line.endswith("\r") else line
         if not line.strip(" "):
             continue
-        match = _SIMPLE_LINE.fullmatch(line)
+        bare = line.lstrip(" ")
+        if bare is not line and line[0] == " ":
+            if block is None or (indent and line[: len(line) - len(bare)] != indent):
+                return None
+            indent = line[: len(line) - len(bare)]
+        elif block is not None:
+            if not block:
+                return None  # ``key:`` with nothing below is null, not a mapping
+            block = None
+        match = _SIMPLE_LINE.fullmatch(bare)
         if match is None or _resolves_to(match.group(1)) != _STR_TAG:
             return None
         value = (match.group(2) or "").rstrip(" \t")
+        target = result if block is None else block
         if not value:
+            if block is not None:
+                return None
+            block, indent = {}, ""
+            result[match.group(1)] = block
+            continue
+        parsed = _fast_value(value)
+        if parsed is None:
             return None
-        if value[0] in _UNSAFE_START or ": " in value or " #" in value or value.endswith(":"):
-            return None
-        if "\t" in value or "\\" in value:
-            return None
-        if _resolves_to(value) != _STR_TAG:
-            return None
-        result[match.group(1)] = value
-    return result
+        target[match.group(1)] = parsed
+    return None if block is not None and not block else result
 
 
 def _check_events(source: str, path: str) -> None:

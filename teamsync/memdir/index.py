@@ -58,7 +58,7 @@ _EXTERNAL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|mailto:|#", re.IGNORECASE)
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(?:(?!\1).)*?(?<=\S)\1")
 _MARKER = re.compile(r"<!--\s*teamsync-index\s+v(\d+)\b")
 _TITLE_ESCAPE = re.compile(r"([\\\[\]`])")
-_ENCODE = frozenset("#()<>%\\[]")
+_ENCODE = frozenset("#()<>%\\[]`")
 _UNESCAPE = re.compile(r"\\([\\\[\]()<>`])")
 _TRUNCATION_ADVICE = (
     "Only part of it was loaded. Keep index entries to one line under ~200 chars; "
