@@ -142,12 +142,12 @@ def _fast_value(value: str) -> Any:
         return None if value[0] in inner else inner
     stamp = _TIMESTAMP.fullmatch(value)
     if stamp is not None:
-        *parts, fraction = stamp.groups()
+        year, month, day, hour, minute, second = (int(g) for g in stamp.groups()[:6])
+        micro = int((stamp.group(7) or "0").ljust(6, "0"))
         try:
-            moment = datetime(*(int(p) for p in parts), tzinfo=UTC)  # type: ignore[misc]
+            return datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
         except ValueError:
             return None
-        return moment.replace(microsecond=int((fraction or "0").ljust(6, "0")))
     if value[0] in _UNSAFE_START or ": " in value or " #" in value or value.endswith(":"):
         return None
     return value if _resolves_to(value) == _STR_TAG else None
