@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from teamsync import _git as gitrun
 from teamsync.config import Settings
 from teamsync.output import Output
 from teamsync.sync.config import SyncConfig
@@ -32,20 +33,15 @@ def git(
     cwd: Path | None = None,
     stdin: bytes | None = None,
     env: Mapping[str, str] | None = None,
+    strip: bool = True,
 ) -> str:
     """Run git and return stdout (raises on failure)."""
-    result = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        env={**os.environ, **(env or {})},
-    )
-    if result.returncode:
+    result = gitrun.run(args, cwd=cwd, env={**os.environ, **(env or {})}, stdin=stdin)
+    if not result.ok:
         raise subprocess.CalledProcessError(
-            result.returncode, result.args, result.stdout, result.stderr
-        ) from AssertionError(result.stderr.decode("utf-8", "replace"))
-    return result.stdout.decode("utf-8", "replace").strip()
+            result.returncode, ["git", *args], result.stdout, result.stderr
+        ) from AssertionError(result.stderr)
+    return result.text() if strip else result.stdout.decode("utf-8")
 
 
 def make_remote(root: Path, name: str = "remote.git") -> Path:
@@ -89,11 +85,17 @@ class Member:
         return Settings.build(dir=self.memdir, environ=self.environ, cwd=self.home)
 
     def sync(
-        self, mode: Mode = "sync", *, dry_run: bool = False, now: float | None = None
+        self,
+        mode: Mode = "sync",
+        *,
+        dry_run: bool = False,
+        now: float | None = None,
+        yes: bool = False,
     ) -> SyncReport:
+        """One library sync; ``yes`` goes past the mass-change guard, as ``--yes`` does."""
         from teamsync.commands.sync import sync_once
 
-        return sync_once(self.settings, mode=mode, dry_run=dry_run, now=now)
+        return sync_once(self.settings, mode=mode, dry_run=dry_run, now=now, yes=yes)
 
     def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """Run the real ``teamsync`` executable as this teammate."""
@@ -139,6 +141,27 @@ class Teammate(Member):
         assert init(self.settings, quiet_output(), SyncConfig("git", str(self.remote), branch)) == 0
 
 
+def folder_memories() -> dict[str, str]:
+    """A top-level memory and two in ``notes/`` (for the unknown-folder scenarios)."""
+    return {
+        "top.md": memory("Top", "top\n"),
+        "notes/a.md": memory("A", "a\n"),
+        "notes/b.md": memory("B", "b\n"),
+    }
+
+
+def stopped(mate: Member, *args: str) -> str:
+    """Run a ``teamsync`` command that a guard must stop: exit 1, nothing changed here.
+
+    Returns its stderr (the message and the way forward).
+    """
+    before = mate.files()
+    result = mate.cli(*args)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert mate.files() == before
+    return result.stderr
+
+
 def bump_mtime(path: Path) -> None:
     """Make an edit visible to stat caches even within one clock tick."""
     st = path.stat()
@@ -180,12 +203,8 @@ def remote_files(remote: Path, branch: str = BRANCH) -> dict[str, str]:
     out = {}
     for key in listing.split("\0"):
         if key:
-            raw = subprocess.run(
-                ["git", "--git-dir", str(remote), "cat-file", "blob", f"{branch}:{key}"],
-                capture_output=True,
-                check=True,
-            ).stdout
-            out[key] = raw.decode("utf-8")
+            raw = git("--git-dir", str(remote), "cat-file", "blob", f"{branch}:{key}", strip=False)
+            out[key] = raw
     return out
 
 

@@ -74,3 +74,39 @@ def create_hostile_app(h: Hostility) -> Starlette:
     return Starlette(
         routes=[Route("/api/claude_code/team_memory", team_memory, methods=["GET", "PUT"])]
     )
+
+
+class Relay:
+    """An ASGI app in front of a real server app that a test can swap or make lie.
+
+    ``inner`` is the teamsync server currently answering (swap it to simulate a
+    server restarted on a lost or restored database: the URL stays the same).
+    With ``lying`` set, a PUT is answered 200 with a plausible body and *not*
+    forwarded: the server acknowledges writes it never stores. Lifespan events
+    are answered here; the test owns (and closes) each inner app's storage.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.lying = False
+        self.lies = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] == "http" and scope["method"] == "PUT" and self.lying:
+            more = True
+            while more:  # drain the body, store nothing
+                message = await receive()
+                more = message.get("more_body", False)
+            self.lies += 1
+            body = {"checksum": "sha256:" + "2" * 64, "lastModified": "2026-01-01T00:00:00Z"}
+            await JSONResponse(body)(scope, receive, send)
+            return
+        await self.inner(scope, receive, send)

@@ -13,6 +13,7 @@ from teamsync.cli._common import AppContext, finish, pass_app
 if TYPE_CHECKING:
     from teamsync.sync.config import SyncConfig
     from teamsync.sync.engine import Mode
+    from teamsync.sync.guards import Recovery
 
 PROGRESS_THRESHOLD = 50
 """Draw a progress bar when a run touches more files than this (on a terminal)."""
@@ -113,8 +114,8 @@ def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConf
     from pathlib import Path
 
     from teamsync.errors import UsageError
-    from teamsync.server.limits import normalize_repo
     from teamsync.sync.config import SyncConfig
+    from teamsync.wire import normalize_repo
 
     if not url.startswith(("http://", "https://")):
         raise click.UsageError(f"--rest {url!r}: use an http:// or https:// URL")
@@ -126,12 +127,53 @@ def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConf
     return SyncConfig("rest", url.rstrip("/"), repo=repo_id, token_file=tfile)
 
 
-def _run(app: AppContext, mode: Mode, dry_run: bool) -> None:
+yes_option = click.option(
+    "--yes",
+    is_flag=True,
+    help="Go on even if this deletes or reverts more than the configured share "
+    "(mass_change_share) of the team's memories.",
+)
+restore_option = click.option(
+    "--restore-remote",
+    is_flag=True,
+    help="The remote lost history (lost database, old backup, deleted or rewound branch): "
+    "re-push your copies of what it lost. The safe way forward.",
+)
+accept_option = click.option(
+    "--accept-remote",
+    is_flag=True,
+    help="The remote lost history: take its state anyway. What this removes here stays "
+    "recoverable with `teamsync restore KEY`.",
+)
+
+
+def _run(
+    app: AppContext,
+    mode: Mode,
+    dry_run: bool,
+    *,
+    yes: bool = False,
+    restore_remote: bool = False,
+    accept_remote: bool = False,
+) -> None:
     from teamsync.commands.sync import run
 
+    if restore_remote and accept_remote:
+        raise click.UsageError("choose one: --restore-remote or --accept-remote")
+    recover: Recovery | None = (
+        "restore-remote" if restore_remote else "accept-remote" if accept_remote else None
+    )
     bar = ProgressBar()
     try:
-        code = run(app.settings, app.output, mode=mode, dry_run=dry_run, progress=lambda: bar)
+        code = run(
+            app.settings,
+            app.output,
+            mode=mode,
+            dry_run=dry_run,
+            progress=lambda: bar,
+            yes=yes,
+            recover=recover,
+        )
     finally:
         bar.close()
     finish(code)
@@ -147,23 +189,52 @@ def status(app: AppContext, dry_run: bool) -> None:
 
 @click.command()
 @dry_run_option
+@yes_option
+@accept_option
 @pass_app
-def pull(app: AppContext, dry_run: bool) -> None:
+def pull(app: AppContext, dry_run: bool, yes: bool, accept_remote: bool) -> None:
     """Bring the remote's changes into team/ (merging; never losing a local edit)."""
-    _run(app, "pull", dry_run)
+    _run(app, "pull", dry_run, yes=yes, accept_remote=accept_remote)
 
 
 @click.command()
 @dry_run_option
+@yes_option
+@restore_option
 @pass_app
-def push(app: AppContext, dry_run: bool) -> None:
+def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool) -> None:
     """Send local changes to the remote (files with secrets are held back)."""
-    _run(app, "push", dry_run)
+    _run(app, "push", dry_run, yes=yes, restore_remote=restore_remote)
 
 
 @click.command()
 @dry_run_option
+@yes_option
+@restore_option
+@accept_option
 @pass_app
-def sync(app: AppContext, dry_run: bool) -> None:
-    """Pull, merge and push in one go. Exit 1 on conflicts or refused entries."""
-    _run(app, "sync", dry_run)
+def sync(
+    app: AppContext, dry_run: bool, yes: bool, restore_remote: bool, accept_remote: bool
+) -> None:
+    """Pull, merge and push in one go. Exit 1 on conflicts, refused entries or a guard's stop."""
+    _run(app, "sync", dry_run, yes=yes, restore_remote=restore_remote, accept_remote=accept_remote)
+
+
+@click.command()
+@click.argument("key", required=False)
+@click.option("--list", "list_", is_flag=True, help="List what can be restored, newest first.")
+@click.option(
+    "--force", is_flag=True, help="Replace a different current file (its content is kept)."
+)
+@pass_app
+def restore(app: AppContext, key: str | None, list_: bool, force: bool) -> None:
+    """Bring back a memory a sync deleted or replaced on this machine (works offline).
+
+    KEY is the path inside team/, e.g. `notes/plan.md`. The next `teamsync sync`
+    shares it again.
+    """
+    from teamsync.commands.restore import run_restore
+
+    if list_ == (key is not None):
+        raise click.UsageError("give a KEY to restore, or --list to see what can be restored")
+    finish(run_restore(app.settings, app.output, key, force=force))

@@ -39,10 +39,10 @@ from typing import Any
 import yaml
 
 from teamsync.errors import MemoryFormatError
+from teamsync.limits import INDEX_NAME as INDEX_NAME
+from teamsync.limits import MAX_MEMORY_BYTES as MAX_MEMORY_BYTES
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
-INDEX_NAME = "MEMORY.md"
-MAX_MEMORY_BYTES = 250_000
 MAX_FRONTMATTER_CHARS = 32_000
 """Frontmatter beyond this is refused before YAML sees it (it is three short fields)."""
 MAX_DESCRIPTION_CHARS = 250

@@ -26,8 +26,9 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
+
+from teamsync._files import write_atomic
 
 STALE_AFTER_DAYS = 2
 RECORD_VERSION = 1
@@ -70,14 +71,7 @@ def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at
         "checksum": content_checksum,
         "changed_at": float(changed_at),
     }
-    fd, temp = tempfile.mkstemp(prefix=".teamsync-tmp-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, json.dumps(payload))
 
 
 def _recorded(state_dir: Path, file: Path) -> tuple[str, float] | None:

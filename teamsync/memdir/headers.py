@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from teamsync.errors import MemoryFormatError
+from teamsync.limits import TEMP_PREFIX
 from teamsync.memdir.format import (
     INDEX_NAME,
     MAX_MEMORY_BYTES,
@@ -26,7 +27,6 @@ from teamsync.memdir.format import (
 
 HEAD_LINES = 30
 HEAD_BYTES = 64 * 1024
-TEMP_PREFIX = ".teamsync-tmp-"
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from teamsync.limits import MAX_INDEX_BYTES as MAX_INDEX_BYTES
+from teamsync.limits import MAX_INDEX_LINES as MAX_INDEX_LINES
 from teamsync.memdir.format import INDEX_NAME as INDEX_FILE
 from teamsync.memdir.format import Memory
 
-MAX_INDEX_LINES = 200
-MAX_INDEX_BYTES = 25_000
 MAX_ENTRY_CHARS = 150
 """Generated lines stay under this; ``check`` reports hand-written lines over LONG_LINE_CHARS."""
 LONG_LINE_CHARS = 200

@@ -55,6 +55,10 @@ class WalkItem:
 
     key: str
     problem: str | None
+    opaque: bool = False
+    """True when the entry may hide a subtree nobody could list (a symlink, a directory
+    that cannot be entered or is nested too deeply, an entry that cannot be inspected):
+    what lies below ``key/`` is unknown, not absent."""
 
 
 def _kind(mode: int) -> str:
@@ -280,9 +284,10 @@ class SafeDir:
         for dir_fd, name, key, problem in _entries(self._dup_root(), "", 0):
             if name.startswith(TEMP_PREFIX):
                 continue
-            yield WalkItem(
-                key, problem if problem is not None else _entry_problem(dir_fd, name, key)
-            )
+            if problem is not None:
+                yield WalkItem(key, problem, opaque=True)
+            else:
+                yield WalkItem(key, *_entry_problem(dir_fd, name, key))
 
     def cleanup_temp(self, older_than: float = 60.0) -> int:
         """Remove teamsync temp files (and links so named) older than ``older_than`` seconds."""
@@ -328,17 +333,19 @@ def _replace(dir_fd: int, name: str, data: bytes, mode: int | None, mtime: float
     os.fsync(dir_fd)
 
 
-def _entry_problem(dir_fd: int, name: str, key: str) -> str | None:
-    """Problem of a non-directory entry found while walking (None for a usable file)."""
+def _entry_problem(dir_fd: int, name: str, key: str) -> tuple[str | None, bool]:
+    """(problem, opaque) of a non-directory entry found while walking (None: usable)."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        return "vanished while listing"
+        return "vanished while listing", False
+    except OSError as exc:
+        return f"cannot be inspected ({exc.strerror})", True
     if stat.S_ISLNK(st.st_mode):
-        return _link_problem(dir_fd, name, "symlink (not followed)")
+        return _link_problem(dir_fd, name, "symlink (not followed)"), True
     if not stat.S_ISREG(st.st_mode):
-        return f"not a regular file ({_kind(st.st_mode)})"
-    return key_problem(key)
+        return f"not a regular file ({_kind(st.st_mode)})", False
+    return key_problem(key), False
 
 
 def _entries(dir_fd: int, prefix: str, depth: int) -> Iterator[tuple[int, str, str, str | None]]:
@@ -348,8 +355,15 @@ def _entries(dir_fd: int, prefix: str, depth: int) -> Iterator[tuple[int, str, s
     one that cannot be entered is yielded with a problem instead.
     """
     try:
-        with os.scandir(dir_fd) as listing:
-            names = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in listing)
+        try:
+            with os.scandir(dir_fd) as listing:
+                names = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in listing)
+        except OSError as exc:
+            if not prefix:
+                raise
+            key = prefix[:-1]  # the problem entry is this directory itself
+            yield dir_fd, key.rpartition("/")[2], key, f"cannot be listed ({exc.strerror})"
+            return
         for name, is_dir in names:
             key = prefix + name
             if not is_dir:

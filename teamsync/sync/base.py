@@ -10,15 +10,11 @@ wire format computes it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-
-def checksum(content: str) -> str:
-    """The wire checksum of one entry: ``sha256:<hex of UTF-8 bytes>``."""
-    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+from teamsync.wire import checksum as checksum  # re-exported: the engine plans on these
 
 
 @dataclass(frozen=True)
@@ -33,6 +29,8 @@ class Snapshot:
     """key -> POSIX time the remote last changed it, when the backend knows."""
     rejected: Mapping[str, str] = field(default_factory=dict)
     """key -> reason, for remote entries the backend refused to even list (hostile keys)."""
+    serial: int | None = None
+    """The server's monotonic version counter (REST ``version``), when it sends one."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +47,9 @@ class ChangeSet:
     """key -> checksum the remote must still hold (None: must not exist) for per-key CAS."""
     message: str = ""
     """Human description (git commit message body; REST ignores it)."""
+    modified: Mapping[str, float] = field(default_factory=dict)
+    """key -> the sharer's own change time (POSIX), for keys shared for the first time:
+    it travels with the push so teammates see the memory's true age."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class Applied:
     version: str | None
     checksums: Mapping[str, str]
     """key -> checksum now stored, for every key the change touched."""
+    serial: int | None = None
+    """The server's version counter after the change, when it sends one."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,15 @@ class Backend(Protocol):
 
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
         """Write ``changes`` atomically if the preconditions still hold."""
+        ...
+
+    def descends_from(self, version: str) -> bool | None:
+        """Does the remote's current state descend from ``version`` (an earlier snapshot's)?
+
+        Git: is that commit an ancestor of the fetched head. None when the
+        backend cannot tell (REST compares :attr:`Snapshot.serial` instead).
+        Optional: the engine treats a backend without it as "cannot tell".
+        """
         ...
 
     def identity(self) -> str:

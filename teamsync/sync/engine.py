@@ -10,7 +10,15 @@ A run is a few *rounds*. Each round:
    after each batch is durable;
 4. outgoing steps are gated the same way and sent as one
    :class:`~teamsync.sync.base.ChangeSet` with per-key and store preconditions.
-   :class:`~teamsync.sync.base.PreconditionFailed` starts another round.
+   :class:`~teamsync.sync.base.PreconditionFailed` starts another round, after
+   a jittered backoff (:mod:`teamsync.sync.retry`) while a deadline allows.
+
+Before step 3 the guards (:mod:`teamsync.sync.guards`) may stop the run with
+nothing changed: when the remote lost history (missing, empty, or older than
+the :class:`~teamsync.sync.state.RemoteMark` the base recorded at the last
+sync) and when the plan would delete or revert too much. Local paths that
+could not be listed are *unknown*: nothing at or below them is planned. A
+completed round records the remote's new mark.
 
 Merges and conflict copies are written locally in one round and pushed in the
 next (``sync`` mode), so a crash between the two loses nothing: the result is
@@ -25,17 +33,20 @@ from typing import Literal
 from teamsync.errors import ConflictError
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
-from teamsync.sync.base import Applied, Backend
-from teamsync.sync.local import scan_local
-from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, plan
+from teamsync.sync.base import Applied, Backend, Snapshot
+from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restore_plan
+from teamsync.sync.local import LocalTree, scan_local
+from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
+from teamsync.sync.recover import recover_bases
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
-from teamsync.sync.state import BaseStore
+from teamsync.sync.retry import Backoff
+from teamsync.sync.state import BaseStore, RemoteMark
 
 Mode = Literal["pull", "push", "sync", "status"]
 MAX_ROUNDS = 5
-"""Bounded retries: snapshot + reconcile + push at most this many times per run."""
+"""Rounds that only carry this run's own merges and copies to the remote, at most."""
 
-__all__ = ["Conflict", "Mode", "Progress", "Rejection", "SyncReport", "run_sync"]
+__all__ = ["Conflict", "Mode", "Progress", "Rejection", "Safety", "SyncReport", "run_sync"]
 
 
 def _allowed(mode: Mode) -> frozenset[str]:
@@ -57,68 +68,135 @@ def run_sync(
     now: float,
     freshness_dir: Path | None = None,
     progress: Progress | None = None,
+    safety: Safety | None = None,
+    where: str = "the remote",
+    backoff: Backoff | None = None,
+    allowlist: frozenset[str] = frozenset(),
 ) -> SyncReport:
     """Reconcile ``team`` with ``backend``; see the module docstring.
 
     ``status`` is a dry-run ``sync``. ``freshness_dir`` (the user's state dir)
-    receives each pulled file's remote change time.
+    receives each pulled file's remote change time. ``safety`` says which
+    guards the person chose to go past; ``where`` names the remote in messages.
+    A remote that moved under a push is retried with ``backoff`` (jittered)
+    until its deadline. ``allowlist`` holds the reviewed allowlist's
+    fingerprints: the only findings the gates let through.
     """
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
-    applier = Applier(team, state, report, who=who, now=now, freshness_dir=freshness_dir)
-    outcome = "more"
-    for _ in range(MAX_ROUNDS):
-        outcome = _round(applier, backend, mode, dry, progress)
-        if outcome == "done":
+    applier = Applier(
+        team, state, report, who=who, now=now, freshness_dir=freshness_dir, allowlist=allowlist
+    )
+    run = _Run(applier, backend, mode, dry, progress, safety or Safety(), where)
+    backoff = backoff or Backoff()
+    rounds = 0
+    while rounds < MAX_ROUNDS:
+        outcome = run.round()
+        if outcome in ("done", "stopped"):
             break
-    if outcome == "again":
-        raise ConflictError(
-            f"the remote kept changing during {MAX_ROUNDS} attempts; run the command again"
-        )
+        if outcome == "more":
+            rounds += 1
+        elif not backoff.pause():
+            raise ConflictError(
+                f"the remote kept changing for {backoff.elapsed():.0f} s ({backoff.attempts + 1} "
+                "attempts): teammates are pushing at the same moment. Nothing was lost and "
+                "what could be pulled was written here; run the command again in a minute"
+            )
     return report
 
 
-def _round(
-    applier: Applier, backend: Backend, mode: Mode, dry: bool, progress: Progress | None
-) -> str:
-    """One snapshot-plan-apply-push round: ``done``, ``again`` (precondition) or ``more``."""
-    snap = backend.snapshot()
-    applier.report.version = snap.version
-    local = scan_local(applier.team, applier.state, clean=not dry)
-    applier.note_rejected(snap.rejected, local.rejected)
-    skip = set(snap.rejected) | set(local.rejected)
-    allowed = _allowed(mode)
-    steps = [
-        s
-        for s in plan(applier.state.checksums(), local.checksums, snap.checksums, skip=skip)
-        if s.action in allowed
-    ]
-    incoming = [s for s in steps if s.action in INCOMING]
-    outgoing = [s for s in steps if s.action in OUTGOING]
-    if mode == "push":
-        incoming = applier.hold_merges(incoming)
-    texts = backend.fetch([s.key for s in incoming if s.action in (PULL, MERGE)])
-    writes = applier.prepare_incoming(
-        incoming,
-        texts,
-        snap.changed_at,
-        local.checksums,
-        snap.checksums.keys() | snap.rejected.keys(),
-    )
-    changes = applier.prepare_outgoing(outgoing, snap.version, dry)
-    if dry:
-        applier.report_planned(writes, changes)
-        return "done"
-    total = sum(1 for w in writes if w.touch) + len(changes.upserts) + len(changes.deletes)
-    if progress is not None:
-        progress.start(total)
-    more = applier.apply_local(writes, progress)
-    more = applier.fix_index(writes, local.checksums) or more
-    if changes.upserts or changes.deletes:
-        result = backend.apply(changes)
-        if not isinstance(result, Applied):
-            return "again"
-        applier.pushed(changes, result)
+class _Run:
+    """One run's fixed inputs; :meth:`round` is one snapshot-plan-apply-push round."""
+
+    def __init__(
+        self,
+        applier: Applier,
+        backend: Backend,
+        mode: Mode,
+        dry: bool,
+        progress: Progress | None,
+        safety: Safety,
+        where: str,
+    ) -> None:
+        self.applier, self.backend, self.mode, self.dry = applier, backend, mode, dry
+        self.progress, self.safety, self.where = progress, safety, where
+
+    def round(self) -> str:
+        """``done``, ``again`` (precondition failed), ``more`` or ``stopped`` (a guard)."""
+        applier, backend, mode, dry, progress = (
+            self.applier,
+            self.backend,
+            self.mode,
+            self.dry,
+            self.progress,
+        )
+        state = applier.state
+        snap = backend.snapshot()
+        applier.report.version = snap.version
+        local = scan_local(applier.team, state, clean=not dry)
+        applier.note_rejected(snap.rejected, local.rejected)
+        applier.note_unknown(local.unknown, state.checksums())
+        steps = self._plan(snap, local)
+        if isinstance(steps, Stop):
+            applier.report.stop = steps
+            return "stopped"
+        incoming = [s for s in steps if s.action in INCOMING]
+        outgoing = applier.hold_clashes(
+            [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
+        )
+        if mode == "push":
+            incoming = applier.hold_merges(incoming)
+        texts = backend.fetch([s.key for s in incoming if s.action in (PULL, MERGE)])
+        writes = applier.prepare_incoming(
+            incoming,
+            texts,
+            snap.changed_at,
+            local.checksums,
+            snap.checksums.keys() | snap.rejected.keys(),
+        )
+        changes = applier.prepare_outgoing(outgoing, snap.version, dry)
+        if dry:
+            applier.report_planned(writes, changes)
+            return "done"
+        total = sum(1 for w in writes if w.touch) + len(changes.upserts) + len(changes.deletes)
         if progress is not None:
-            progress.advance(len(changes.upserts) + len(changes.deletes))
-    return "more" if more and mode == "sync" else "done"
+            progress.start(total)
+        more = applier.apply_local(writes, progress)
+        if not local.unknown:  # an index rebuilt without the unknown folder would drop it
+            more = applier.fix_index(writes, local.checksums) or more
+        mark = RemoteMark(snap.version, snap.serial)
+        if changes.upserts or changes.deletes:
+            result = backend.apply(changes)
+            if not isinstance(result, Applied):
+                return "again"
+            applier.pushed(changes, result)
+            mark = RemoteMark(result.version, result.serial)
+            if progress is not None:
+                progress.advance(len(changes.upserts) + len(changes.deletes))
+        state.set_remote_mark(mark)
+        return "more" if more and mode == "sync" else "done"
+
+    def _plan(self, snap: Snapshot, local: LocalTree) -> list[Step] | Stop:
+        """The allowed steps of this round, or the guard that stops it."""
+        state, safety, report = self.applier.state, self.safety, self.applier.report
+        base = state.checksums()
+        skip = set(snap.rejected) | set(local.rejected)
+        recovered = recover_bases(base, local.checksums, snap.checksums, self.backend, skip)
+        report.add(report.recovered, sorted(recovered))
+        plan_base = {**base, **recovered}
+        steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)
+        descends = getattr(self.backend, "descends_from", None)
+        lost = lost_history(state.remote_mark(), base, snap, descends, self.where)
+        if lost is not None:
+            if safety.recover is None:
+                return lost
+            if safety.recover == "restore-remote":
+                steps = restore_plan(steps, base, state.past_checksums)
+        allowed = _allowed(self.mode)
+        steps = [s for s in steps if s.action in allowed]
+        if lost is None or safety.recover != "accept-remote":
+            command = "sync" if self.mode == "status" else self.mode
+            stop = mass_change(steps, plan_base, state.past_checksums, safety, command)
+            if stop is not None:
+                return stop
+        return steps

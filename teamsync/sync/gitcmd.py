@@ -10,14 +10,13 @@ carries a password or token, even one embedded in the URL.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from teamsync import _git
 from teamsync.errors import AuthError, BackendError
 from teamsync.output import printable
 
@@ -82,17 +81,40 @@ def _parse_tree_line(raw: bytes) -> TreeEntry:
     return TreeEntry(mode, kind, sha, None if size == "-" else int(size), key, problem)
 
 
+def parse_change_times(out: bytes) -> dict[str, float]:
+    """Parse ``git log -z --format=%x00%ct --name-only``: path -> newest commit time.
+
+    Every field is NUL-terminated and paths are never empty, so an empty field
+    marks the next commit's header: no byte a path may hold (0x01, a newline,
+    digits) can be mistaken for framing.
+    """
+    times: dict[str, float] = {}
+    stamp: float | None = None
+    header = first = False
+    for field in out.split(b"\0"):
+        if not field:
+            header = True
+            continue
+        if header:
+            header, first = False, True
+            try:
+                stamp = float(field.strip().decode("ascii"))
+            except (UnicodeDecodeError, ValueError):
+                stamp = None
+            continue
+        raw = field.removeprefix(b"\n") if first else field
+        first = False
+        if stamp is not None and raw:
+            times.setdefault(raw.decode("utf-8", "backslashreplace"), stamp)
+    return times
+
+
 class GitRunner:
     """Runs git for one bare cache repository."""
 
     def __init__(self, path: Path, environ: Mapping[str, str] | None = None) -> None:
         self.path = path
-        env = dict(os.environ if environ is None else environ)
-        for var in ("GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE"):
-            env.pop(var, None)
-        env.update(GIT_DIR=str(path), LC_ALL="C", LANGUAGE="C")
-        env.setdefault("GIT_TERMINAL_PROMPT", "0")
-        self._env = env
+        self._env = _git.clean_env(environ, extra={"GIT_DIR": str(path)})
         self._db: sqlite3.Connection | None = None
         self._sums: dict[str, str] | None = None
         self._config: dict[str, str] = {}
@@ -110,14 +132,8 @@ class GitRunner:
         self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
     ) -> tuple[int, bytes, str]:
         """Run git with exactly our environment (inherited ``GIT_*`` redirections removed)."""
-        result = subprocess.run(
-            ["git", *args],
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
-            env={**self._env, **(env or {})},
-            check=False,
-        )
-        return result.returncode, result.stdout, result.stderr.decode("utf-8", "replace")
+        result = _git.run(args, env={**self._env, **(env or {})}, stdin=stdin)
+        return result.returncode, result.stdout, result.stderr
 
     def fail(self, verb: str, stderr: str) -> None:
         lines = [ln.strip() for ln in sanitize_url(stderr).splitlines() if ln.strip()]
@@ -233,16 +249,15 @@ class GitRunner:
 
     def change_times(self, head: str) -> dict[str, float]:
         """path -> commit time of the newest commit touching it (one ``git log``)."""
-        out = self.run("log", "--format=%x01%ct", "--name-only", "-z", "--no-renames", head, "--")
-        times: dict[str, float] = {}
-        for chunk in out.split(b"\x01")[1:]:
-            parts = chunk.split(b"\0")
-            stamp = float(parts[0].decode("ascii"))
-            for raw in parts[1:]:
-                path = raw.lstrip(b"\n").decode("utf-8", "backslashreplace")
-                if path:
-                    times.setdefault(path, stamp)
-        return times
+        out = self.run("log", "--format=%x00%ct", "--name-only", "-z", "--no-renames", head, "--")
+        return parse_change_times(out)
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """Is commit ``old`` ``new`` or one of its ancestors? False when ``old`` is unknown."""
+        if not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", old):
+            return False
+        status, _, _ = self.try_run("merge-base", "--is-ancestor", old, new)
+        return status == 0
 
     def identity(self) -> str:
         """The user's git name (else the local part of the email, else $USER)."""
@@ -271,13 +286,6 @@ def project_remote_url(cwd: Path, name: str, environ: Mapping[str, str]) -> str 
     """The URL of remote ``name`` of the git project around ``cwd`` (``origin`` …), if any."""
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         return None
-    env = {k: v for k, v in environ.items() if not k.startswith("GIT_")}
-    result = subprocess.run(
-        ["git", "-C", str(cwd), "remote", "get-url", name],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    url = result.stdout.strip()
-    return url if result.returncode == 0 and url else None
+    result = _git.run(["-C", str(cwd), "remote", "get-url", name], environ=environ)
+    url = result.text()
+    return url if result.ok and url else None

@@ -21,8 +21,9 @@ from teamsync.memdir.indexfix import fix_index_text, resolve
 from teamsync.memdir.lint import backup_index
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import safe_write
-from teamsync.security.keys import find_collisions, is_memory_key, key_problem
+from teamsync.security.keys import is_memory_key, key_clashes, key_problem
 from teamsync.sync.base import checksum
+from teamsync.sync.plan import is_below
 from teamsync.sync.state import BaseStore, FileStat
 
 NOT_MEMORY = "not a memory file: only *.md files are synced"
@@ -35,6 +36,14 @@ class LocalTree:
 
     checksums: dict[str, str] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)
+    unknown: dict[str, str] = field(default_factory=dict)
+    """path -> reason for every entry whose subtree could not be listed (a symlink, a
+    folder that cannot be entered or is nested too deeply): for this run, nothing at or
+    below it is known, so nothing there is deleted or written."""
+
+    def is_unknown(self, key: str) -> bool:
+        """Is ``key`` at or below an :attr:`unknown` path?"""
+        return is_below(key, self.unknown)
 
 
 def file_problem(key: str, size: int | None = None) -> str | None:
@@ -107,6 +116,9 @@ def scan_local(team: SafeDir, state: BaseStore, *, clean: bool = False) -> Local
         if problem is None and st is not None:
             problem = NOT_MEMORY if not is_memory_key(key) else None
             problem = problem or (TOO_BIG if st.st_size > MAX_MEMORY_BYTES else None)
+        if item.opaque:
+            tree.unknown[key] = problem or "cannot be listed"
+            continue
         if problem is not None or st is None:
             tree.rejected[key] = problem or "vanished while listing"
             continue
@@ -134,11 +146,9 @@ def _reason(exc: BaseException) -> str:
 
 
 def _reject_collisions(tree: LocalTree) -> None:
-    for group in find_collisions(tree.checksums):
-        for key in group:
-            others = ", ".join(k for k in group if k != key)
-            tree.rejected[key] = f"differs only by case or Unicode form from {others}"
-            tree.checksums.pop(key, None)
+    for key, reason in key_clashes(tree.checksums).items():
+        tree.rejected[key] = reason
+        tree.checksums.pop(key, None)
 
 
 def index_is_consistent(index_text: str, keys: Iterable[str]) -> bool:

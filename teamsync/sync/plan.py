@@ -71,17 +71,36 @@ def plan(
     remote: Mapping[str, str],
     *,
     skip: Collection[str] = (),
+    unknown: Collection[str] = (),
 ) -> list[Step]:
-    """Every key that needs an action, sorted by key."""
+    """Every key that needs an action, sorted by key.
+
+    Keys in ``skip`` and keys at or below a path in ``unknown`` (a local folder
+    that could not be listed) get no step at all: unknown is not deleted.
+    """
     steps = []
     for key in sorted(base.keys() | local.keys() | remote.keys()):
-        if key in skip:
+        if key in skip or is_below(key, unknown):
             continue
         b, loc, rem = base.get(key), local.get(key), remote.get(key)
         action = classify(b, loc, rem)
         if action is not None:
             steps.append(Step(key, action, b, loc, rem))
     return steps
+
+
+def is_below(key: str, roots: Collection[str]) -> bool:
+    """Is ``key`` one of ``roots`` or inside one of them (``root/…``)?"""
+    if not roots:
+        return False
+    if key in roots:
+        return True
+    cut = key.find("/")
+    while cut != -1:
+        if key[:cut] in roots:
+            return True
+        cut = key.find("/", cut + 1)
+    return False
 
 
 def safe_who(who: str) -> str:

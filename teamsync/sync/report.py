@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from teamsync.errors import SecretFound
+from teamsync.sync.guards import Stop
 from teamsync.sync.plan import ADOPT, FORGET
 
 
@@ -44,10 +45,20 @@ class LocalWrite:
         return self.kind not in (ADOPT, FORGET)
 
 
+def _shown(key: str) -> str:
+    """A refused key as reports show it: a secret in the name is replaced by its rule id."""
+    from teamsync.security.names import redact_name
+
+    return redact_name(key)
+
+
 def gate_reason(exc: BaseException) -> str:
     """A one-line reason naming rules and lines, never content."""
     if isinstance(exc, SecretFound):
-        rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in exc.findings}))
+        rules = ", ".join(
+            sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
+                    for f in exc.findings})
+        )  # fmt: skip
         return f"contains a likely secret: {rules}"
     return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)
 
@@ -74,21 +85,31 @@ class SyncReport:
     remote_deleted: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     held_back: list[Rejection] = field(default_factory=list)
+    unknown: list[Rejection] = field(default_factory=list)
+    """Local paths whose subtree could not be listed: left alone this run."""
+    stop: Stop | None = None
+    """Set when a guard stopped the run before it changed anything."""
+    recovered: list[str] = field(default_factory=list)
+    """Keys with no base here whose base the remote's history supplied (see sync.recover)."""
     version: str | None = None
 
     def exit_code(self) -> int:
-        return 1 if self.conflicts or self.rejected or self.held_back else 0
+        trouble = self.conflicts or self.rejected or self.held_back or self.unknown
+        return 1 if trouble or self.stop is not None else 0
 
     def to_json(self) -> dict[str, Any]:
         return {
             "written": self.written,
             "deleted": self.deleted,
             "conflicts": [{"key": c.key, "copy": c.copy} for c in self.conflicts],
-            "rejected": [{"key": r.key, "reason": r.reason} for r in self.rejected],
+            "rejected": [{"key": _shown(r.key), "reason": r.reason} for r in self.rejected],
             "pushed": self.pushed,
             "remote_deleted": self.remote_deleted,
             "merged": self.merged,
-            "held_back": [{"key": r.key, "reason": r.reason} for r in self.held_back],
+            "held_back": [{"key": _shown(r.key), "reason": r.reason} for r in self.held_back],
+            "unknown": [{"key": _shown(r.key), "reason": r.reason} for r in self.unknown],
+            "stopped": None if self.stop is None else self.stop.to_json(),
+            "recovered": self.recovered,
             "dry_run": self.dry_run,
         }
 

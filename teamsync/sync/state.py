@@ -8,6 +8,12 @@ synced. Every update is one SQLite transaction (atomic and durable with
 ``synchronous=FULL``), and callers advance the base only after the file writes
 it describes have been fsynced.
 
+It also records what the remote last held (:class:`RemoteMark`: its version,
+and the server's version counter where there is one), so a remote that lost
+history is recognised instead of read as a change; and it keeps every content
+a sync replaced or removed (the ``past`` table, :data:`KEEP_VERSIONS` per key),
+so ``teamsync restore`` can bring a deleted or overwritten memory back.
+
 The store also caches ``(size, mtime_ns, inode) -> checksum`` for local files,
 so a no-op sync does not re-read unchanged files. An entry whose mtime is not
 safely older than the moment it was recorded is not trusted (git's "racily
@@ -24,13 +30,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+KEEP_VERSIONS = 20
+"""Past versions kept per key (the oldest go first)."""
 RACY_NS = 2_000_000_000
 """A stat entry is trusted only if the file's mtime is this much older than the recording."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS base (key TEXT PRIMARY KEY, checksum TEXT NOT NULL, content TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS past (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, checksum TEXT NOT NULL,
+    content TEXT NOT NULL, at REAL NOT NULL, why TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS past_key ON past (key, id);
 CREATE TABLE IF NOT EXISTS stat (
     key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ino INTEGER NOT NULL, checksum TEXT NOT NULL, seen_ns INTEGER NOT NULL
@@ -54,6 +67,30 @@ def store_path(state_dir: Path, team_root: Path, remote_id: str) -> Path:
     real = os.path.realpath(team_root)
     digest = hashlib.sha256(f"{real}\0{remote_id}".encode()).hexdigest()[:32]
     return state_dir / "sync" / f"{digest}.sqlite3"
+
+
+@dataclass(frozen=True)
+class RemoteMark:
+    """What the remote held when this machine last synced with it."""
+
+    version: str | None
+    """Snapshot version (REST store checksum, git commit); None: nothing there yet."""
+    serial: int | None = None
+    """The server's monotonic version counter, when it sends one."""
+
+
+@dataclass(frozen=True)
+class PastVersion:
+    """A content this machine held for ``key`` before a sync replaced or removed it."""
+
+    id: int
+    key: str
+    checksum: str
+    content: str
+    at: float
+    """When it was replaced or removed (POSIX time)."""
+    why: str
+    """``deleted`` (the key went away) or ``replaced`` (a newer content took its place)."""
 
 
 class BaseStore:
@@ -101,15 +138,76 @@ class BaseStore:
         return None if row is None else str(row[0])
 
     def advance(self, entries: Mapping[str, tuple[str, str] | None]) -> None:
-        """Set ``key -> (checksum, content)``, or forget the key (``None``), in one transaction."""
+        """Set ``key -> (checksum, content)``, or forget the key (``None``), in one transaction.
+
+        The content a key held before is kept among its past versions.
+        """
         if not entries:
             return
+        now = time.time()
         with self.transaction():
             for key, value in entries.items():
+                old = self._db.execute(
+                    "SELECT checksum, content FROM base WHERE key = ?", (key,)
+                ).fetchone()
+                if old is not None and (value is None or value[0] != old[0]):
+                    self._keep_past(
+                        key, old[0], old[1], now, "deleted" if value is None else "replaced"
+                    )
                 if value is None:
                     self._db.execute("DELETE FROM base WHERE key = ?", (key,))
                 else:
                     self._db.execute("INSERT OR REPLACE INTO base VALUES (?, ?, ?)", (key, *value))
+
+    # -- past versions ----------------------------------------------------------
+    def _keep_past(self, key: str, check: str, content: str, at: float, why: str) -> None:
+        self._db.execute(
+            "INSERT INTO past (key, checksum, content, at, why) VALUES (?, ?, ?, ?, ?)",
+            (key, check, content, at, why),
+        )
+        self._db.execute(
+            "DELETE FROM past WHERE key = ? AND id NOT IN "
+            "(SELECT id FROM past WHERE key = ? ORDER BY id DESC LIMIT ?)",
+            (key, key, KEEP_VERSIONS),
+        )
+
+    def keep_past(self, key: str, check: str, content: str, why: str) -> None:
+        """Record ``content`` as a past version of ``key`` (e.g. before a restore overwrites it)."""
+        with self.transaction():
+            self._keep_past(key, check, content, time.time(), why)
+
+    def past(self, key: str | None = None) -> list[PastVersion]:
+        """Past versions, newest first (of ``key``, or of every key)."""
+        sql = "SELECT id, key, checksum, content, at, why FROM past"
+        rows = (
+            self._db.execute(sql + " WHERE key = ? ORDER BY id DESC", (key,))
+            if key is not None
+            else self._db.execute(sql + " ORDER BY id DESC")
+        )
+        return [PastVersion(int(i), k, c, t, float(a), w) for i, k, c, t, a, w in rows]
+
+    def past_checksums(self, key: str) -> set[str]:
+        rows = self._db.execute("SELECT checksum FROM past WHERE key = ?", (key,))
+        return {str(r[0]) for r in rows}
+
+    # -- the remote's last known state -------------------------------------------
+    def remote_mark(self) -> RemoteMark | None:
+        """What the remote held at the last completed sync; None before the first one."""
+        rows = dict(
+            self._db.execute(
+                "SELECT name, value FROM meta WHERE name IN ('remote_version', 'remote_serial')"
+            )
+        )
+        if "remote_version" not in rows:
+            return None
+        version = rows["remote_version"] or None
+        serial = rows.get("remote_serial") or ""
+        return RemoteMark(version, int(serial) if serial.isdigit() else None)
+
+    def set_remote_mark(self, mark: RemoteMark) -> None:
+        with self.transaction():
+            self._set_meta("remote_version", mark.version or "")
+            self._set_meta("remote_serial", "" if mark.serial is None else str(mark.serial))
 
     # -- stat cache -----------------------------------------------------------
     def _load_stats(self) -> dict[str, tuple[FileStat, str, int]]:

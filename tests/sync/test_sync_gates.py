@@ -104,7 +104,9 @@ def test_local_oddities_are_reported_not_synced(tmp_path: Path) -> None:
     os.symlink("/etc/hostname", alice.team / "link.md")
     report = alice.sync()
     assert report.pushed == ["good.md"]
-    assert {r.key for r in report.rejected} == {"notes.txt", "big.md", "link.md"}
+    assert {r.key for r in report.rejected} == {"notes.txt", "big.md"}
+    assert [r.key for r in report.unknown] == ["link.md"]  # a link is unknown, never followed
+    assert "symlink" in report.unknown[0].reason and report.exit_code() == 1
     assert set(remote_files(alice.remote)) == {"good.md"}
 
 

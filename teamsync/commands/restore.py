@@ -1,0 +1,74 @@
+"""``teamsync restore KEY [--force] | restore --list``: bring back what a sync removed here.
+
+Works offline: the versions come from this machine's base store for the
+configured remote (see :mod:`teamsync.sync.restore`). With ``--json`` one
+object: ``{"restored": {key, checksum, at, why, replaced, unchanged}}`` or
+``{"versions": [{key, checksum, at, why}]}``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from teamsync.config import Settings
+from teamsync.memdir.paths import memory_dir
+from teamsync.output import Output, printable
+from teamsync.security.fs import SafeDir
+from teamsync.sync.config import load_config
+from teamsync.sync.restore import restore
+from teamsync.sync.state import BaseStore, PastVersion
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+def _row(v: PastVersion) -> dict[str, Any]:
+    return {"key": v.key, "checksum": v.checksum, "at": _when(v.at), "why": v.why}
+
+
+def run_restore(settings: Settings, output: Output, key: str | None, *, force: bool = False) -> int:
+    """Restore ``key`` (or, with ``key`` None, list what can be restored)."""
+    memdir = memory_dir(settings)
+    config = load_config(memdir)
+    from teamsync.commands.sync import remote_id
+
+    team = SafeDir(memdir / "team", create=True)
+    try:
+        state = BaseStore.open(settings.state_dir, team.root, remote_id(config))
+        try:
+            if key is None:
+                return _list(output, state.past())
+            done = restore(team, state, key, force=force)
+        finally:
+            state.close()
+    finally:
+        team.close()
+    v = done.version
+    where = printable(f"team/{key}")
+    if done.unchanged:
+        output.success(f"{where} already holds the version {v.why} on {_when(v.at)}.")
+    else:
+        output.success(
+            f"restored {where} as it was before it was {v.why} on {_when(v.at)}"
+            + (" (the content it replaced is kept: restore again to undo)" if done.replaced else "")
+            + ". Run `teamsync sync` to share it again."
+        )
+    output.emit({"restored": {**_row(v), "replaced": done.replaced, "unchanged": done.unchanged}})
+    return 0
+
+
+def _list(output: Output, versions: list[PastVersion]) -> int:
+    newest: dict[str, PastVersion] = {}
+    for v in versions:
+        newest.setdefault(v.key, v)
+    if not newest:
+        output.info("Nothing to restore: no memory was deleted or replaced by a sync here.")
+    for k in sorted(newest):
+        v = newest[k]
+        output.info(
+            f"team/{printable(k)}  {v.why} {_when(v.at)}  (`teamsync restore {printable(k)}`)"
+        )
+    output.emit({"versions": [_row(v) for v in versions]})
+    return 0

@@ -1,0 +1,82 @@
+"""Bringing back a memory a sync deleted or replaced on this machine.
+
+The base store keeps every content a sync removed or overwrote
+(:meth:`~teamsync.sync.state.BaseStore.past`). :func:`restore` writes one of
+those versions back into ``team/`` through the write guard (key checks, secret
+scan, atomic no-follow write); the next ``teamsync sync`` shares it again as an
+ordinary local change. It never overwrites a different current file unless
+asked (``force``), and then keeps that current content among the past versions
+first, so a restore can itself be undone.
+
+Versions are chosen by :func:`pick`: the newest, or the newest at or before a
+moment (``before``), so ``restore --at`` needs no other machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from teamsync.errors import TeamsyncError
+from teamsync.output import printable
+from teamsync.security.fs import SafeDir
+from teamsync.security.guard import safe_write
+from teamsync.security.keys import validate_key
+from teamsync.sync.base import checksum
+from teamsync.sync.local import read_memory
+from teamsync.sync.state import BaseStore, PastVersion
+
+
+@dataclass(frozen=True)
+class Restored:
+    key: str
+    version: PastVersion
+    replaced: bool
+    """A different current file was overwritten (kept among the past versions)."""
+    unchanged: bool = False
+    """The file already held that content; nothing was written."""
+
+
+def pick(versions: Sequence[PastVersion], before: float | None = None) -> PastVersion | None:
+    """The newest of ``versions`` (newest first), or the newest at or before ``before``."""
+    for v in versions:
+        if before is None or v.at <= before:
+            return v
+    return None
+
+
+def restore(
+    team: SafeDir,
+    state: BaseStore,
+    key: str,
+    *,
+    before: float | None = None,
+    force: bool = False,
+) -> Restored:
+    """Write back the newest kept version of ``key`` (at or before ``before``)."""
+    validate_key(key)
+    version = pick(state.past(key), before)
+    if version is None:
+        raise TeamsyncError(
+            f"no earlier version of team/{printable(key)} is kept on this machine; "
+            "`teamsync restore --list` shows what can be restored"
+        )
+    try:
+        current: str | None = read_memory(team, key)
+    except FileNotFoundError:
+        current = None
+    if current == version.content:
+        return Restored(key, version, replaced=False, unchanged=True)
+    if current is not None and not force:
+        raise TeamsyncError(
+            f"team/{printable(key)} exists and differs from the version to restore; "
+            "rerun with --force to replace it (its current content is kept and can be "
+            "restored in turn)"
+        )
+    if current is not None:
+        state.keep_past(key, checksum(current), current, "replaced by restore")
+    safe_write(team, key, version.content)
+    return Restored(key, version, replaced=current is not None)
+
+
+__all__ = ["Restored", "pick", "restore"]
