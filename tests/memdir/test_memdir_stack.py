@@ -72,7 +72,9 @@ def _recall_and_manifest(mate: Member) -> None:
 
     manifest, _ = build_manifest(mate.memdir, mate.settings.state_dir)
     (line,) = [ln for ln in manifest.splitlines() if "team/deploy-freeze.md" in ln]
-    assert line.startswith("- [project] team/deploy-freeze.md (2026-08-01T09:00:00Z): No prod")
+    days = _modified_age()
+    age = {0: "today", 1: "1 day old"}.get(days, f"{days} days old")
+    assert line.startswith(f"- [project] team/deploy-freeze.md (2026-08-01T09:00:00Z, {age}): No")
 
 
 def _check_clean(mate: Member) -> None:
