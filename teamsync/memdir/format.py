@@ -255,18 +255,13 @@ def _size_guard(source: str, path: str) -> None:
         )
 
 
-class _SyntaxError(MemoryFormatError):
-    """Strict YAML could not parse the text at all (the only failure the lenient retry follows)."""
-
-
 def _strict_load(source: str, path: str) -> dict[str, Any]:
+    """Strict YAML behind the guards; a syntax error leaves as ``yaml.YAMLError`` (the
+    lenient retry's cue), every other failure as MemoryFormatError."""
     _size_guard(source, path)
     try:
         _check_events(source, path)
         data = yaml.load(source, Loader=_LOADER)  # noqa: S506 - a SafeLoader (C or Python)
-    except yaml.YAMLError as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise _SyntaxError(path, f"frontmatter is not valid YAML: {detail}") from exc
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:
         raise MemoryFormatError(path, f"frontmatter cannot be read: {exc}") from exc
     if data is None:
@@ -294,14 +289,17 @@ def load_frontmatter(source: str, path: str = "<memory>") -> dict[str, Any]:
     first = _requote(source, _has_comment_mark)
     try:
         return _strict_load(first, path)
-    except _SyntaxError as error:
+    except yaml.YAMLError as error:
+        cause = error
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        refusal = MemoryFormatError(path, f"frontmatter is not valid YAML: {detail}")
         retry = _requote(first, _problematic)
         if retry == first:
-            raise MemoryFormatError(error.path, error.message) from error.__cause__
-        try:
-            return _strict_load(retry, path)
-        except _SyntaxError:
-            raise MemoryFormatError(error.path, error.message) from error.__cause__
+            raise refusal from error
+    try:
+        return _strict_load(retry, path)
+    except yaml.YAMLError:
+        raise refusal from cause
 
 
 def _text(value: Any) -> str | None:
