@@ -3,8 +3,9 @@
 Prints one line per problem (``path: kind: message``), one per note (milder
 findings that do not fail the check: legacy files, dangling wiki links) and a
 summary line; with ``--json``, one object ``{"problems": [{"path", "kind",
-"message"}], "notes": [...]}`` (plus ``"fixed"``, the indexes rewritten, under
-``--fix``). Returns 1 when problems remain, 0 when the directory is clean.
+"message"}], "notes": [...]}`` (under ``--fix`` also ``"fixed"``, the indexes
+rewritten, ``"backups"``, where their old bytes were kept, and ``"past_limit"``,
+the memories whose entries a loader would not load). Returns 1 when problems remain, 0 when the directory is clean.
 ``--dir`` pointed at a ``team/`` directory itself is refused with a one-line
 explanation; a directory holding no memory at all gets one as a warning.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import ConfigError
-from teamsync.memdir.lint import LintReport, Problem, check_memdir, fix_memdir
+from teamsync.memdir.lint import FixResult, LintReport, Problem, check_memdir, fix_memdir
 from teamsync.memdir.paths import dir_mistake, empty_dir_hint, memory_dir
 from teamsync.output import Output, printable
 
@@ -32,12 +33,19 @@ def _summary(problems: list[Problem], memories: int, memdir: Path, notes: int = 
     return f"{len(problems)} {noun} ({kinds}) in {memories} memory files under {memdir}{extra}"
 
 
-def _fix(memdir: Path, settings: Settings, output: Output) -> tuple[list[str], LintReport]:
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _fix(memdir: Path, settings: Settings, output: Output) -> tuple[FixResult, LintReport]:
     result = fix_memdir(memdir, backup_dir=settings.state_dir / "index-backups")
     for index in result.written:
         added = sum(1 for k in result.added if k.startswith("team/") == index.startswith("team/"))
         removed = sum(1 for r in result.removed if r.startswith(index + ":"))
-        output.success(f"updated {index}: {added} entries added, {removed} dead entries removed")
+        output.success(
+            f"updated {index}: {_count(added, 'entry', 'entries')} added, "
+            f"{_count(removed, 'dead entry', 'dead entries')} removed"
+        )
     for backup in result.backups:
         output.info(printable(f"kept the previous index as {backup}"))
     for index in result.unchanged:
@@ -47,7 +55,7 @@ def _fix(memdir: Path, settings: Settings, output: Output) -> tuple[list[str], L
             f"{len(result.left_out)} entries are past the index load limit (200 lines, "
             "25,000 bytes) and Claude Code would not load them; consolidate the index"
         )
-    return result.written, LintReport(result.problems, result.memories, result.notes)
+    return result, LintReport(result.problems, result.memories, result.notes)
 
 
 def _as_json(p: Problem) -> dict[str, str]:
@@ -70,7 +78,7 @@ def run_check(
     mistake = dir_mistake(memdir)
     if mistake is not None:
         raise ConfigError(mistake)
-    fixed: list[str] = []
+    fixed: FixResult | None = None
     if fix:
         fixed, report = _fix(memdir, settings, output)
     else:
@@ -83,8 +91,10 @@ def run_check(
             "notes": [_as_json(p) for p in report.notes]
             + ([] if hint is None else [{"path": ".", "kind": "empty", "message": hint}]),
         }
-        if fix:
-            payload["fixed"] = fixed
+        if fixed is not None:
+            payload["fixed"] = fixed.written
+            payload["backups"] = [str(b) for b in fixed.backups]
+            payload["past_limit"] = fixed.left_out
         output.emit(payload)
     else:
         if hint is not None:

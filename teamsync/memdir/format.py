@@ -126,29 +126,72 @@ def _resolves_to(scalar: str) -> str:
     return str(_RESOLVER.resolve(yaml.ScalarNode, scalar, (True, False)))  # type: ignore[no-untyped-call]
 
 
+_TIMESTAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?Z")
+
+
+def _fast_value(value: str) -> Any:
+    """A value as YAML reads it when that is certain without YAML; else None.
+
+    Plain strings, simply quoted strings, and the ISO UTC times Claude Code
+    writes for ``modified``.
+    """
+    if "\t" in value or "\\" in value:
+        return None
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        inner = value[1:-1]
+        return None if value[0] in inner else inner
+    stamp = _TIMESTAMP.fullmatch(value)
+    if stamp is not None:
+        year, month, day, hour, minute, second = (int(g) for g in stamp.groups()[:6])
+        micro = int((stamp.group(7) or "0").ljust(6, "0"))
+        try:
+            return datetime(year, month, day, hour, minute, second, micro, tzinfo=UTC)
+        except ValueError:
+            return None
+    if value[0] in _UNSAFE_START or ": " in value or " #" in value or value.endswith(":"):
+        return None
+    return value if _resolves_to(value) == _STR_TAG else None
+
+
 def _fast_load(source: str) -> dict[str, Any] | None:
-    """Plain ``key: value`` lines whose values resolve to strings, without YAML; else None."""
+    """Plain ``key: value`` lines (and one ``metadata:``-style block of them), without YAML.
+
+    Returns None whenever the result is not certain, and YAML decides.
+    """
     if _NOT_PLAIN.search(source):
         return None
     result: dict[str, Any] = {}
+    block: dict[str, Any] | None = None
+    indent = ""
     for line in source.split("\n"):
         line = line[:-1] if line.endswith("\r") else line
         if not line.strip(" "):
             continue
-        match = _SIMPLE_LINE.fullmatch(line)
+        bare = line.lstrip(" ")
+        if bare is not line and line[0] == " ":
+            if block is None or (indent and line[: len(line) - len(bare)] != indent):
+                return None
+            indent = line[: len(line) - len(bare)]
+        elif block is not None:
+            if not block:
+                return None  # ``key:`` with nothing below is null, not a mapping
+            block = None
+        match = _SIMPLE_LINE.fullmatch(bare)
         if match is None or _resolves_to(match.group(1)) != _STR_TAG:
             return None
         value = (match.group(2) or "").rstrip(" \t")
+        target = result if block is None else block
         if not value:
+            if block is not None:
+                return None
+            block, indent = {}, ""
+            result[match.group(1)] = block
+            continue
+        parsed = _fast_value(value)
+        if parsed is None:
             return None
-        if value[0] in _UNSAFE_START or ": " in value or " #" in value or value.endswith(":"):
-            return None
-        if "\t" in value or "\\" in value:
-            return None
-        if _resolves_to(value) != _STR_TAG:
-            return None
-        result[match.group(1)] = value
-    return result
+        target[match.group(1)] = parsed
+    return None if block is not None and not block else result
 
 
 def _check_events(source: str, path: str) -> None:
@@ -212,18 +255,13 @@ def _size_guard(source: str, path: str) -> None:
         )
 
 
-class _SyntaxError(MemoryFormatError):
-    """Strict YAML could not parse the text at all (the only failure the lenient retry follows)."""
-
-
 def _strict_load(source: str, path: str) -> dict[str, Any]:
+    """Strict YAML behind the guards; a syntax error leaves as ``yaml.YAMLError`` (the
+    lenient retry's cue), every other failure as MemoryFormatError."""
     _size_guard(source, path)
     try:
         _check_events(source, path)
         data = yaml.load(source, Loader=_LOADER)  # noqa: S506 - a SafeLoader (C or Python)
-    except yaml.YAMLError as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise _SyntaxError(path, f"frontmatter is not valid YAML: {detail}") from exc
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:
         raise MemoryFormatError(path, f"frontmatter cannot be read: {exc}") from exc
     if data is None:
@@ -251,14 +289,17 @@ def load_frontmatter(source: str, path: str = "<memory>") -> dict[str, Any]:
     first = _requote(source, _has_comment_mark)
     try:
         return _strict_load(first, path)
-    except _SyntaxError as error:
+    except yaml.YAMLError as error:
+        cause = error
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        refusal = MemoryFormatError(path, f"frontmatter is not valid YAML: {detail}")
         retry = _requote(first, _problematic)
         if retry == first:
-            raise MemoryFormatError(error.path, error.message) from error.__cause__
-        try:
-            return _strict_load(retry, path)
-        except _SyntaxError:
-            raise MemoryFormatError(error.path, error.message) from error.__cause__
+            raise refusal from error
+    try:
+        return _strict_load(retry, path)
+    except yaml.YAMLError:
+        raise refusal from cause
 
 
 def _text(value: Any) -> str | None:

@@ -10,6 +10,10 @@ checksum. :func:`changed_at` takes, in this order:
    writes and which survives a copy or a pull);
 3. the file's mtime.
 
+When sync writes a pulled file, the recorded time is the remote's change time, or
+the content's ``metadata.modified`` when that is earlier (:func:`content_time`),
+so a memory written months ago and pushed today still shows its real age.
+
 Records live under ``<state_dir>/freshness/``, one small JSON file per memory
 (named by a hash of the memory's absolute path), so recording one change never
 rewrites the others. Record format version 1: ``{"v": 1, "path", "checksum",
@@ -106,6 +110,25 @@ def changed_at(
         if record[0] == content_checksum:
             return record[1]
     return modified if modified is not None else mtime
+
+
+def content_time(text: str, remote_changed_at: float) -> float:
+    """The change time sync records for pulled ``text``: the remote's change time, or the
+    content's own ``metadata.modified`` when that is earlier (a memory written long ago and
+    pushed today is not new). The remote time is an upper bound: content cannot reach the
+    remote before it is written."""
+    if "modified:" not in text[:4096]:
+        return remote_changed_at
+    from teamsync.errors import MemoryFormatError
+    from teamsync.memdir.format import parse_memory
+
+    try:
+        modified = parse_memory(text).modified
+    except MemoryFormatError:
+        return remote_changed_at
+    if modified is None:
+        return remote_changed_at
+    return min(remote_changed_at, modified.timestamp())
 
 
 def age_reason(days: int) -> str | None:

@@ -58,7 +58,7 @@ _EXTERNAL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|mailto:|#", re.IGNORECASE)
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(?:(?!\1).)*?(?<=\S)\1")
 _MARKER = re.compile(r"<!--\s*teamsync-index\s+v(\d+)\b")
 _TITLE_ESCAPE = re.compile(r"([\\\[\]`])")
-_ENCODE = frozenset("#()<>%\\[]")
+_ENCODE = frozenset("#()<>%\\[]`")
 _UNESCAPE = re.compile(r"\\([\\\[\]()<>`])")
 _TRUNCATION_ADVICE = (
     "Only part of it was loaded. Keep index entries to one line under ~200 chars; "
@@ -201,6 +201,15 @@ def split_lines(text: str) -> list[str]:
 
 def scan_index(text: str) -> list[IndexLine]:
     """Every line of ``text`` (line ends kept), classified; fences and comments are opaque."""
+    return _scan(text)[0]
+
+
+def unclosed(text: str) -> str | None:
+    """The line that would close a code fence or HTML comment still open at the end, or None."""
+    return _scan(text)[1]
+
+
+def _scan(text: str) -> tuple[list[IndexLine], str | None]:
     out: list[IndexLine] = []
     fence: str | None = None
     in_comment = False
@@ -225,7 +234,7 @@ def scan_index(text: str) -> list[IndexLine]:
             in_comment = "-->" not in line
             continue
         out.append(_classify(number, raw))
-    return out
+    return out, fence if fence is not None else ("-->" if in_comment else None)
 
 
 def parse_index(text: str) -> list[IndexEntry]:

@@ -39,6 +39,7 @@ from teamsync.memdir.index import (
     past_limit,
     render_entry,
     scan_index,
+    unclosed,
 )
 
 GROUP_TITLES: dict[str | None, str] = {
@@ -181,6 +182,10 @@ def fix_index_text(
     for pos in sorted(after, reverse=True):
         out[pos] = _terminated(out[pos], nl)
         out[pos + 1 : pos + 1] = after[pos]
+    closing = unclosed("".join(out)) if appended else None
+    if closing is not None:  # never append entries inside a fence or comment left open
+        out[-1] = _terminated(out[-1], nl)
+        out.append(closing + nl)
     for group in _GROUPS:
         if group not in appended:
             continue

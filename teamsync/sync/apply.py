@@ -16,7 +16,7 @@ from pathlib import Path
 
 from teamsync.errors import TeamsyncError
 from teamsync.memdir.format import INDEX_NAME
-from teamsync.memdir.freshness import record_change
+from teamsync.memdir.freshness import content_time, record_change
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import guard_write
 from teamsync.security.keys import clashes_with, fold_key
@@ -302,7 +302,8 @@ class Applier:
             st = self.team.stat(w.key)
             if self.freshness_dir is not None and w.changed_at is not None:
                 path = self.team.root / w.key
-                record_change(self.freshness_dir, path, checksum(w.text), w.changed_at)
+                when = content_time(w.text, w.changed_at)
+                record_change(self.freshness_dir, path, checksum(w.text), when)
         except (TeamsyncError, OSError) as exc:
             return False, f"not written: {gate_reason(exc)}", None
         return True, None, None if st is None else FileStat.of(st)

@@ -65,11 +65,16 @@ def test_fix_then_clean(tmp_path: Path) -> None:
     runner = CliRunner()
     fixed = runner.invoke(cli, ["--dir", str(root), "--json", "check", "--fix"])
     assert fixed.exit_code == 0, fixed.output
-    assert json.loads(fixed.stdout) == {
+    payload = json.loads(fixed.stdout)
+    backups = payload.pop("backups")
+    assert payload == {
         "problems": [],
         "notes": [],
         "fixed": ["MEMORY.md", "team/MEMORY.md"],
+        "past_limit": [],
     }
+    assert len(backups) == 2 and all("index-backups" in b for b in backups)
+    assert not any(str(root / "team") in b for b in backups)
     again = runner.invoke(cli, ["--dir", str(root), "check"])
     assert again.exit_code == 0
     assert "no problems" in again.output
@@ -80,7 +85,7 @@ def test_fix_leaves_frontmatter_problems_and_exits_one(tmp_path: Path) -> None:
     write_memory(root, "odd.md", type="bogus")
     result = CliRunner().invoke(cli, ["--dir", str(root), "check", "--fix"])
     assert result.exit_code == 1
-    assert "updated MEMORY.md: 1 entries added" in result.output
+    assert "updated MEMORY.md: 1 entry added" in result.output
     assert "odd.md: type: unknown type 'bogus'" in result.output
 
 

@@ -26,7 +26,7 @@ def test_demo_shows_problems_then_the_fix() -> None:
         "team/orphan_oncall.md: orphan",
         "team/opinion.md: type: unknown type 'opinion'",
         "team/multiline.md: description: description spans several lines",
-        "updated team/MEMORY.md: 1 entries added, 1 dead entries removed",
+        "updated team/MEMORY.md: 1 entry added, 1 dead entry removed",
         "Ask in #ops before touching the deploy rules.",
         "no problems",
     ):

@@ -201,3 +201,36 @@ def test_frontmatter_shaped_files_round_trip(lines: list[str], newline: str, bod
         return
     assert render_memory(memory) == text
     assert memory.body == body
+
+
+nested_value = st.one_of(
+    plain_value,
+    st.builds(lambda v: f'"{v}"', plain_value),
+    st.builds(lambda v: f"'{v}'", plain_value),
+    st.sampled_from(
+        ["2026-08-01T09:00:00.000Z", "2026-07-15T18:30:12.345Z", "2026-02-30T00:00:00Z", "1.5"]
+    ),
+)
+
+
+@SETTINGS
+@given(
+    top=st.lists(
+        st.tuples(st.sampled_from(["name", "description", "on"]), nested_value), max_size=3
+    ),
+    block=st.lists(
+        st.tuples(st.sampled_from(["node_type", "type", "modified", "yes"]), nested_value),
+        max_size=4,
+    ),
+    indent=st.sampled_from(["  ", "    ", " "]),
+    trailing=st.sampled_from(["", " "]),
+)
+def test_fast_path_matches_yaml_on_metadata_blocks(
+    top: list[tuple[str, str]], block: list[tuple[str, str]], indent: str, trailing: str
+) -> None:
+    source = "".join(f"{k}: {v}\n" for k, v in top) + f"metadata:{trailing}\n"
+    source += "".join(f"{indent}{k}: {v}\n" for k, v in block)
+    fast = fmt._fast_load(source)
+    if fast is None:
+        return
+    assert fast == yaml.load(source, Loader=fmt._LOADER)  # noqa: S506 - a safe loader
