@@ -2,8 +2,9 @@
 
 Measures wall time (spawn to exit) over N runs for a PreToolUse payload that
 writes a memory into the team directory (key check, whole-content secret
-scan), one that edits a team memory (current file read, edit applied, scan) and
-one that writes outside memory (allowed at once), plus ``python -c pass`` and
+scan), one that edits a team memory (current file read, edit applied, scan), one
+that writes outside memory (allowed at once) and two Bash calls (one that
+never names memory, one that appends to a team memory), plus ``python -c pass`` and
 ``teamsync --version`` as floors. Prints a table and replaces the "Guard"
 section of docs/benchmarks.md (other sections are left alone).
 
@@ -52,6 +53,15 @@ def payloads(memdir: Path, cwd: Path) -> dict[str, str]:
         "Write outside memory": json.dumps(
             {**base, "tool_name": "Write",
              "tool_input": {"file_path": str(cwd / "src" / "app.py"), "content": "x = 1\n"}}
+        ),
+        # Bash is matched too (a shell write into team memory is judged like a Write):
+        "Bash, not about memory": json.dumps(
+            {**base, "tool_name": "Bash",
+             "tool_input": {"command": "pytest -q tests/ && git status --short"}}
+        ),
+        "Bash writing into team memory": json.dumps(
+            {**base, "tool_name": "Bash",
+             "tool_input": {"command": f"echo 'deploys run from CI' >> {team / 'notes.md'}"}}
         ),
     }  # fmt: skip
 

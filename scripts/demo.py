@@ -97,6 +97,7 @@ SAMPLE = {
 INDEXES = {
     "MEMORY.md": "- [Role](user_role.md) — backend dev learning the frontend\n",
     "team/MEMORY.md": (
+        "# Team memory\n\nAsk in #ops before touching the deploy rules.\n\n"
         "- [Deploy freeze](deploy_freeze.md) — no Friday afternoon deploys\n"
         "- [Latency board](grafana.md) — where to look first\n"
         "- [Real DB in tests](testing.md) — no mocks\n"
@@ -125,16 +126,20 @@ def check_finds_problems(demo: Demo) -> None:
 
 
 def fix_indexes(demo: Demo) -> None:
-    header("3. teamsync check --fix regenerates the indexes")
-    print("Only MEMORY.md files are rewritten (atomically), never a memory file; what --fix")
-    print("cannot decide for you (a type, a description) stays reported.\n")
+    header("3. teamsync check --fix adds missing entries and drops dead ones")
+    print("It changes only the entry lines it owns in MEMORY.md (a backup goes to the state")
+    print("dir first), never a memory file; every other line stays as written. What --fix")
+    print("cannot decide for you (a duplicate, a type, a description) stays reported.\n")
     demo.run("--dir", str(demo.memdir), "check", "--fix", expect=1)
     print("team/MEMORY.md now reads:\n")
     print(textwrap.indent((demo.memdir / "team" / "MEMORY.md").read_text(encoding="utf-8"), "    "))
 
 
 def fix_frontmatter_and_recheck(demo: Demo) -> None:
-    header("4. Fix the two frontmatter problems by hand, check again (exit 0)")
+    header("4. Fix the duplicate and two frontmatter problems by hand, check again (exit 0)")
+    index = demo.memdir / "team" / "MEMORY.md"
+    lines = index.read_text(encoding="utf-8").splitlines(keepends=True)
+    index.write_text("".join(line for line in lines if "again" not in line), encoding="utf-8")
     opinion = demo.memdir / "team" / "opinion.md"
     opinion.write_text(
         opinion.read_text(encoding="utf-8").replace("opinion", "feedback"), encoding="utf-8"

@@ -13,12 +13,25 @@ from typing import Any
 from teamsync._version import __version__
 
 _EXPORTS: dict[str, str] = {
-    # errors
+    # errors: the whole tree (drawn in teamsync.errors)
     "TeamsyncError": "teamsync.errors",
+    "UsageError": "teamsync.errors",
+    "ConfigError": "teamsync.errors",
+    "ToolMissing": "teamsync.errors",
+    "SettingsFileError": "teamsync.errors",
+    "LockBusy": "teamsync.errors",
+    "MemoryFormatError": "teamsync.errors",
+    "SecurityError": "teamsync.errors",
     "KeyRejected": "teamsync.errors",
     "UnsafePath": "teamsync.errors",
     "SecretFound": "teamsync.errors",
     "SyncError": "teamsync.errors",
+    "BackendError": "teamsync.errors",
+    "AuthError": "teamsync.errors",
+    "ConflictError": "teamsync.errors",
+    "ServerError": "teamsync.errors",
+    "LLMError": "teamsync.errors",
+    "PlanRefused": "teamsync.errors",
     # settings
     "Settings": "teamsync.config",
     # memdir core

@@ -1,9 +1,11 @@
 """Settings: one explicit, frozen object built once per invocation.
 
 Resolution order, highest first: command-line options → environment →
-configuration file → defaults. The environment is read in exactly one
-function (:func:`Settings.build` takes ``environ`` as an argument), so tests
-pass a dict instead of patching ``os.environ``.
+defaults. The environment is read in exactly one function
+(:func:`Settings.build` takes ``environ`` as an argument), so tests pass a dict
+instead of patching ``os.environ``. Settings has no configuration file of its
+own: where a memory directory syncs to is that directory's ``teamsync.yaml``
+(:mod:`teamsync.sync.config`), read by the commands that sync.
 """
 
 from __future__ import annotations

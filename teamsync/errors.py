@@ -10,7 +10,10 @@ translated at the module boundary with ``raise ... from exc``.
     TeamsyncError
     ├── UsageError              bad arguments or configuration (exit 2)
     ├── ConfigError             missing or invalid configuration
+    ├── ToolMissing             git (or another program teamsync runs) is not installed
     ├── MemoryFormatError       a memory file or index that cannot be parsed
+    ├── SettingsFileError       a file teamsync edits for the user (hooks, settings) is malformed
+    ├── LockBusy                another live process holds a teamsync lock
     ├── SecurityError
     │   ├── KeyRejected         a key failed validation (carries .key, .reason)
     │   ├── UnsafePath          a symlink, escape or loop on the filesystem
@@ -20,7 +23,8 @@ translated at the module boundary with ``raise ... from exc``.
     │   ├── AuthError           401/403 or git credentials refused (permanent)
     │   └── ConflictError       a precondition failed after the bounded retries
     ├── ServerError             the self-hosted server's own failures
-    └── LLMError                the model call failed (callers fall back)
+    ├── LLMError                the model call failed (callers fall back)
+    └── PlanRefused             a consolidation plan broke a guard rail (nothing changed)
 
 Security errors never carry secret text: only paths, lines, rule ids and
 fingerprints.
@@ -46,6 +50,33 @@ class UsageError(TeamsyncError):
 
 class ConfigError(TeamsyncError):
     """Configuration is missing or invalid."""
+
+
+class ToolMissing(TeamsyncError):
+    """A program teamsync runs (git) is not installed or cannot be started."""
+
+    @classmethod
+    def from_args(cls, program: str, strerror: str | None = None) -> ToolMissing:
+        why = f" ({strerror})" if strerror else ""
+        return cls(f"could not run {program}{why}; install {program} and make sure it is on PATH")
+
+
+class SettingsFileError(TeamsyncError):
+    """A file teamsync edits on the user's behalf (git hooks, Claude Code settings) is not as expected."""
+
+    @classmethod
+    def from_args(
+        cls, path: object, problem: str, remedy: str = "fix it and rerun"
+    ) -> SettingsFileError:
+        return cls(f"{path}: {problem}; {remedy}")
+
+
+class LockBusy(TeamsyncError):
+    """Another live process holds a teamsync lock; its work must finish first."""
+
+    @classmethod
+    def held_by(cls, holder: str, path: object) -> LockBusy:
+        return cls(f"{holder} holds the lock {path}; wait for it to finish, then rerun")
 
 
 class MemoryFormatError(TeamsyncError):
@@ -83,10 +114,14 @@ class SecretFound(SecurityError):
     """Content holds one or more secrets. Carries findings, never the secret."""
 
     def __init__(self, path: str, findings: Sequence[Any]) -> None:
-        rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in findings}))
+        rules = ", ".join(
+            sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
+                    for f in findings})
+        )  # fmt: skip
         super().__init__(
-            f"{path}: refused, it contains a likely secret: {rules}. "
-            "Remove it, or allowlist it with a `teamsync: allow` comment if it is not secret."
+            f"{path}: refused, it contains a likely secret: {rules}. Team memory is shared "
+            "with every collaborator: keep the secret in a secret manager or an environment "
+            "variable, and write only where it is kept."
         )
         self.path = path
         self.findings = list(findings)
@@ -114,3 +149,7 @@ class ServerError(TeamsyncError):
 
 class LLMError(TeamsyncError):
     """A model call failed; callers fall back to the offline path."""
+
+
+class PlanRefused(TeamsyncError):
+    """The consolidation plan broke a guard rail; nothing was changed."""

@@ -18,8 +18,14 @@ def _stderr() -> TextIO:
 
 
 def printable(text: str) -> str:
-    """Escape control and other invisible characters so file names cannot drive the terminal."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """Escape control and other invisible characters so file names cannot drive the terminal.
+
+    A secret in a name (``team/<token>.md``) is replaced by its rule id, so no
+    file name printed by teamsync repeats one.
+    """
+    from teamsync.security.names import redact_name
+
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact_name(text))
 
 
 @dataclass

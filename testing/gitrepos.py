@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from teamsync import _git as gitrun
 from teamsync.config import Settings
 from teamsync.output import Output
 from teamsync.sync.config import SyncConfig
@@ -32,20 +33,15 @@ def git(
     cwd: Path | None = None,
     stdin: bytes | None = None,
     env: Mapping[str, str] | None = None,
+    strip: bool = True,
 ) -> str:
     """Run git and return stdout (raises on failure)."""
-    result = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        env={**os.environ, **(env or {})},
-    )
-    if result.returncode:
+    result = gitrun.run(args, cwd=cwd, env={**os.environ, **(env or {})}, stdin=stdin)
+    if not result.ok:
         raise subprocess.CalledProcessError(
-            result.returncode, result.args, result.stdout, result.stderr
-        ) from AssertionError(result.stderr.decode("utf-8", "replace"))
-    return result.stdout.decode("utf-8", "replace").strip()
+            result.returncode, ["git", *args], result.stdout, result.stderr
+        ) from AssertionError(result.stderr)
+    return result.text() if strip else result.stdout.decode("utf-8")
 
 
 def make_remote(root: Path, name: str = "remote.git") -> Path:
@@ -89,11 +85,17 @@ class Member:
         return Settings.build(dir=self.memdir, environ=self.environ, cwd=self.home)
 
     def sync(
-        self, mode: Mode = "sync", *, dry_run: bool = False, now: float | None = None
+        self,
+        mode: Mode = "sync",
+        *,
+        dry_run: bool = False,
+        now: float | None = None,
+        yes: bool = False,
     ) -> SyncReport:
+        """One library sync; ``yes`` goes past the mass-change guard, as ``--yes`` does."""
         from teamsync.commands.sync import sync_once
 
-        return sync_once(self.settings, mode=mode, dry_run=dry_run, now=now)
+        return sync_once(self.settings, mode=mode, dry_run=dry_run, now=now, yes=yes)
 
     def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """Run the real ``teamsync`` executable as this teammate."""
@@ -201,12 +203,8 @@ def remote_files(remote: Path, branch: str = BRANCH) -> dict[str, str]:
     out = {}
     for key in listing.split("\0"):
         if key:
-            raw = subprocess.run(
-                ["git", "--git-dir", str(remote), "cat-file", "blob", f"{branch}:{key}"],
-                capture_output=True,
-                check=True,
-            ).stdout
-            out[key] = raw.decode("utf-8")
+            raw = git("--git-dir", str(remote), "cat-file", "blob", f"{branch}:{key}", strip=False)
+            out[key] = raw
     return out
 
 

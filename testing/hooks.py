@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from teamsync import _git as gitrun
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = REPO_ROOT / "tests" / "hooks" / "payloads"
 
@@ -35,12 +37,10 @@ def fake_aws_key(seed: int = 11) -> str:
 
 
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
-    return proc.stdout.strip()
+    result = gitrun.run(args, cwd=cwd, env=os.environ if env is None else env)
+    if check and not result.ok:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.text()
 
 
 def make_repo(tmp_path: Path, name: str = "work") -> tuple[Path, Path]:

@@ -43,3 +43,23 @@ def clean_memdir(root: Path) -> Path:
     write_memory(team, "dash.md", name="Dash", description="Grafana board", type="reference")
     write_index(team, ("Deploys", "deploys.md", "freeze"), ("Dash", "dash.md", "board"))
     return root
+
+
+def assert_current_layout(written: str, original: str, *, within: float = 300.0) -> None:
+    """``written`` says what ``original`` said, in Claude Code's current (metadata) layout,
+    with ``metadata.modified`` within ``within`` seconds of now."""
+    import time
+
+    from teamsync.memdir.format import LAYOUT_METADATA, parse_memory
+
+    new, old = parse_memory(written, "m.md"), parse_memory(original, "m.md")
+    assert new.layout == LAYOUT_METADATA, written
+    assert (new.name, new.description, new.type, new.body) == (
+        old.name,
+        old.description,
+        old.type,
+        old.body,
+    )
+    meta = new.frontmatter["metadata"]
+    assert meta["node_type"] == "memory" and "type" not in new.frontmatter
+    assert new.modified is not None and abs(new.modified.timestamp() - time.time()) < within

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from teamsync import _git as gitrun
 from teamsync.config import Settings
 from teamsync.recall.llm import Claude
 from testing.fake_anthropic import FakeAnthropic
@@ -87,8 +88,7 @@ def teamsync(
 
 
 def git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
-    full = {**os.environ, **(env or {})}
-    out = subprocess.run(
-        ["git", *args], cwd=repo, env=full, capture_output=True, text=True, check=True
-    )
-    return out.stdout.strip()
+    result = gitrun.run(args, cwd=repo, env={**os.environ, **(env or {})})
+    if not result.ok:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.text()

@@ -48,6 +48,25 @@ def jwt(rng: random.Random) -> str:
     return f"{header}.{payload}.{_b64url(rng.randbytes(32))}"
 
 
+def discord_token(g: random.Random) -> str:
+    """A Discord token shape: base64 of a numeric user id, a timestamp part, an HMAC part."""
+    user_id = digits(g, g.choice([17, 18, 19]))
+    head = base64.urlsafe_b64encode(user_id.encode()).decode().rstrip("=")
+    return head + "." + r(g, URLSAFE, 6) + "." + r(g, URLSAFE, g.choice([27, 38]))
+
+
+def aws_secret(g: random.Random) -> str:
+    """40 random base64 characters with every class present (an AWS secret access key)."""
+    while True:
+        value = r(g, B64, 40)
+        if (
+            any(c.isupper() for c in value)
+            and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value)
+        ):
+            return value
+
+
 def _ant(kind: str) -> str:
     return "-".join(("sk", "ant", kind)) + "-"
 
@@ -59,6 +78,13 @@ PLANTS: dict[str, Maker] = {
         "- deploy user key id: AK" + "IA" + r(g, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
     ),
     "aws-secret-access-key": lambda g: "aws_secret_access_key = " + r(g, B64, 40),
+    "aws-secret-near-key-id": lambda g: (
+        "- key id AK"
+        + "IAIOSFODNN7"
+        + "EXAMPLE (the documented one; ours is in the vault)"
+        + ", and the pair of ours: "
+        + aws_secret(g)
+    ),
     "gcp-api-key": lambda g: "Maps key for staging: AI" + "za" + r(g, URLSAFE, 35),
     "azure-ad-client-secret": lambda g: (
         "client_secret: " + r(g, ALNUM, 3) + str(g.randint(0, 9)) + "Q~" + r(g, ALNUM + "_~", 34)
@@ -141,15 +167,7 @@ PLANTS: dict[str, Maker] = {
         "Deploy key:\n\n```\n" + pem_block(g, g.choice(["RSA ", "EC ", "OPENSSH ", ""])) + "\n```"
     ),
     "jwt": lambda g: "session cookie: " + jwt(g),
-    "discord-bot-token": lambda g: (
-        "DISCORD_BOT_TOKEN="
-        + g.choice("MNO")
-        + r(g, ALNUM, 23)
-        + "."
-        + r(g, URLSAFE, 6)
-        + "."
-        + r(g, URLSAFE, 27)
-    ),
+    "discord-bot-token": lambda g: "Authorization: Bot " + discord_token(g),
     "discord-webhook-url": lambda g: (
         "https://discord.com/api/web" + "hooks/" + digits(g, 18) + "/" + r(g, URLSAFE, 68)
     ),
@@ -173,6 +191,9 @@ PLANTS: dict[str, Maker] = {
         "db_pass" + "word: " + r(g, string.ascii_letters, 1) + r(g, ALNUM + "!#%&+=?^", 15)
     ),
     "generic-high-entropy": lambda g: 'session_token = "' + r(g, ALNUM, 40) + '"',
+    "teamsync-server-token": lambda g: (
+        "CI reads the memory with " + "ts" + "m_" + r(g, HEX, 12) + "_" + r(g, URLSAFE, 43)
+    ),
 }
 
 PLANT_RULES: dict[str, str] = {kind: kind for kind in PLANTS}
@@ -295,6 +316,11 @@ RULE_NEGATIVES: dict[str, list[str]] = {
     "discord-bot-token": [
         "discord: M" + "a" * 23 + ".abc.def",
         "no context M" + "A1b2C3d4" * 3 + ".Ab1Cd2." + "Ab1Cd2Ef3" * 3,
+        "MT" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7O" + ".Ab1Cd2." + "Ab1Cd2Ef3" * 3,  # head is not an id
+    ],
+    "aws-secret-near-key-id": [
+        "AK" + "IA" + "B" * 8 + "CDEFGHIJ commit " + "0123456789abcdef" * 2 + "01234567",
+        "AK" + "IA" + "QWERTYUIOPASDFGH sha " + "ab12" * 10,
     ],
     "discord-webhook-url": ["https://discord.com/api/web" + "hooks/123/abc"],
     "telegram-bot-token": ["12345:A" + "Ashort", "ratio 1:AA"],
@@ -321,15 +347,25 @@ RULE_NEGATIVES: dict[str, list[str]] = {
         'session_token = "short"',
         'request_id = "' + "Ab1Cd2Ef3Gh4" * 3 + '"',
     ],
+    "teamsync-server-token": [
+        "export TEAMSYNC_TOKEN=" + "ts" + "m_…",
+        "A token reads `" + "ts" + "m_<id>_<secret>`.",
+        "ts" + "m_" + "0" * 12 + "_" + "x" * 43,
+        "ts" + "m_" + "ABCDEF012345" + "_" + "Ab1-" * 10 + "Ab1",
+    ],
 }
 
 
 def git(cwd: object, *args: str, stdin: bytes | None = None) -> str:
     """Run git in ``cwd`` (tests only); return stdout text."""
-    import subprocess
+    import os
 
-    proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=True)
-    return proc.stdout.decode()
+    from teamsync import _git as gitrun
+
+    result = gitrun.run(args, cwd=str(cwd), env=os.environ, stdin=stdin)
+    if not result.ok:
+        raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
+    return result.stdout.decode()
 
 
 def fake_env(extra: dict[str, str] | None = None) -> dict[str, str]:

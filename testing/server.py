@@ -17,6 +17,7 @@ import httpx2
 
 from teamsync.server.app import create_app
 from teamsync.server.limits import ServerConfig
+from teamsync.server.runtime import Limits, uvicorn_config
 from teamsync.server.storage import Storage
 from teamsync.server.tokens import create_token
 from teamsync.sync.config import SyncConfig
@@ -62,16 +63,25 @@ def free_port() -> int:
 
 
 @contextmanager
-def uvicorn_server(app: Any) -> Iterator[str]:
-    """Serve ``app`` with a real uvicorn on a free loopback port; yield its base URL."""
+def uvicorn_server(app: Any, limits: Limits | None = None) -> Iterator[str]:
+    """Serve ``app`` with a real uvicorn on a free loopback port; yield its base URL.
+
+    With ``limits``, the server is configured exactly as ``teamsync serve`` does
+    (:func:`teamsync.server.runtime.uvicorn_config`), access log on.
+    """
     import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1
-    )
+    if limits is None:
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1
+        )
+    else:
+        config = uvicorn_config(
+            app, limits, log_level="info", lifespan="on", timeout_graceful_shutdown=1
+        )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "restore": "teamsync.cli.sync:restore",
     "check": "teamsync.cli.check:check",
     "scan": "teamsync.cli.scan:scan",
+    "allow": "teamsync.cli.allow:allow",
     "recall": "teamsync.cli.recall:recall",
     "extract": "teamsync.cli.recall:extract",
     "dream": "teamsync.cli.recall:dream",

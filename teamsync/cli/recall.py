@@ -20,9 +20,17 @@ _MODEL_HELP = "Claude model (default: TEAMSYNC_MODEL, else a current Sonnet)."
     type=click.IntRange(1, 50),
     default=5,
     show_default=True,
-    help="At most this many memories.",
+    help="At most this many memories (fewer, or none, when fewer are relevant).",
 )
-@click.option("--offline", is_flag=True, help="Never call Claude: rank with SQLite FTS5/bm25.")
+@click.option("--offline", is_flag=True, help="Never call Claude: rank on this machine.")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "hybrid", "lexical"]),
+    default="auto",
+    show_default=True,
+    help="Offline ranker: hybrid (bm25 + local embeddings, needs teamsync[embed]), "
+    "lexical (bm25), or auto (hybrid when installed).",
+)
 @click.option("--explain", is_flag=True, help="Say why each memory was chosen.")
 @click.option("--model", default=None, help=_MODEL_HELP)
 @pass_app
@@ -31,14 +39,16 @@ def recall(
     query: tuple[str, ...],
     limit: int,
     offline: bool,
+    mode: str,
     explain: bool,
     model: str | None,
 ) -> None:
     """Show the memories relevant to QUERY, with freshness and code-drift notes.
 
     With ANTHROPIC_API_KEY set (and no --offline), Claude picks from the newest
-    200 memory headers; otherwise, or if that call fails, a lexical ranking is
-    used. Each memory is capped at 200 lines / 4 KB.
+    200 memory headers; otherwise, or if that call fails, an offline ranking is
+    used. Only memories that clear a relevance floor are shown. Each memory is
+    capped at 200 lines / 4 KB.
     """
     from teamsync.commands.recall import run_recall
 
@@ -48,6 +58,7 @@ def recall(
         query=" ".join(query),
         limit=limit,
         offline=offline,
+        mode=mode,
         explain=explain,
         model=model,
     )

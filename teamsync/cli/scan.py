@@ -43,6 +43,16 @@ from teamsync.cli._common import AppContext, finish, pass_app
     is_flag=True,
     help="Only the curated token rules; skip detect-secrets' generic password/entropy checks.",
 )
+@click.option(
+    "--ignore-inline-allow",
+    is_flag=True,
+    help="Inline `teamsync: allow` / `pragma: allowlist secret` comments count nowhere (for CI).",
+)
+@click.option(
+    "--memory",
+    is_flag=True,
+    help="The PATHs are team memory (e.g. a checkout of the memory branch): pragmas do not count.",
+)
 @pass_app
 def scan(
     app: AppContext,
@@ -54,12 +64,17 @@ def scan(
     baseline: str | None,
     update_baseline: bool,
     no_generic: bool,
+    ignore_inline_allow: bool,
+    memory: bool,
 ) -> None:
     """Find secrets in PATHs (files or directories; default: the memory dir or .).
 
     Exit 1 when anything is found, 0 when clean, 2 on usage errors. Findings name
-    the file, line, rule and a fingerprint, never the secret. Allowlist a line with
-    a `teamsync: allow` comment, or record findings in a --baseline.
+    the file, line, rule and a fingerprint, never the secret; a secret in a file
+    name is reported on line "name" with the name redacted. Inline allow comments
+    count in ordinary code only: never in team memory (memory/team paths, --memory,
+    the memory dir itself) and nowhere with --ignore-inline-allow. Fingerprints in
+    the reviewed allowlist (`teamsync allow`) and in a --baseline are not reported.
     """
     from teamsync.commands.scan import ScanRequest, run_scan
 
@@ -72,5 +87,7 @@ def scan(
         baseline=baseline,
         update_baseline=update_baseline,
         generic=not no_generic,
+        ignore_inline_allow=ignore_inline_allow,
+        memory=memory,
     )
     finish(run_scan(app.settings, app.output, request))

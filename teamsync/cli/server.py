@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from teamsync.cli._common import AppContext, finish, pass_app
+from teamsync.limits import DEFAULT_MAX_ENTRIES
 
 _DB_HELP = "Database URL: sqlite:///PATH (default: a file in the user data dir) or postgresql://…"
 
@@ -15,17 +16,36 @@ _DB_HELP = "Database URL: sqlite:///PATH (default: a file in the user data dir) 
 @click.option("--db", default=None, metavar="URL", help=_DB_HELP + " Env: TEAMSYNC_DB.")
 @click.option(
     "--max-entries",
-    default=5000,
+    default=DEFAULT_MAX_ENTRIES,
     show_default=True,
     type=int,
     help="Most entries one repository may hold.",
 )
+@click.option(
+    "--allowlist",
+    metavar="FILE",
+    default=None,
+    help="The operator's reviewed allowlist (fingerprints; `teamsync allow --file FILE`). "
+    "Inline allow comments in entries never count.",
+)
 @pass_app
-def serve(app: AppContext, host: str, port: int, db: str | None, max_entries: int) -> None:
+def serve(
+    app: AppContext, host: str, port: int, db: str | None, max_entries: int, allowlist: str | None
+) -> None:
     """Run the self-hosted team-memory server (Claude Code wire format + extensions)."""
     from teamsync.commands.serve import serve as run
 
-    finish(run(app.settings, app.output, host=host, port=port, db=db, max_entries=max_entries))
+    finish(
+        run(
+            app.settings,
+            app.output,
+            host=host,
+            port=port,
+            db=db,
+            max_entries=max_entries,
+            allowlist=allowlist,
+        )
+    )
 
 
 @click.group()

@@ -114,8 +114,8 @@ def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConf
     from pathlib import Path
 
     from teamsync.errors import UsageError
-    from teamsync.server.limits import normalize_repo
     from teamsync.sync.config import SyncConfig
+    from teamsync.wire import normalize_repo
 
     if not url.startswith(("http://", "https://")):
         raise click.UsageError(f"--rest {url!r}: use an http:// or https:// URL")

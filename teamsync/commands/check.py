@@ -1,9 +1,12 @@
 """``teamsync check [--fix]``: lint the memory directory, optionally regenerating its indexes.
 
-Prints one line per problem (``path: kind: message``) and a summary line; with
-``--json``, one object ``{"problems": [{"path", "kind", "message"}]}`` (plus
-``"fixed"``, the indexes rewritten, under ``--fix``). Returns 1 when problems
-remain, 0 when the directory is clean.
+Prints one line per problem (``path: kind: message``), one per note (milder
+findings that do not fail the check: legacy files, dangling wiki links) and a
+summary line; with ``--json``, one object ``{"problems": [{"path", "kind",
+"message"}], "notes": [...]}`` (plus ``"fixed"``, the indexes rewritten, under
+``--fix``). Returns 1 when problems remain, 0 when the directory is clean.
+``--dir`` pointed at a ``team/`` directory itself is refused with a one-line
+explanation; a directory holding no memory at all gets one as a warning.
 """
 
 from __future__ import annotations
@@ -12,50 +15,74 @@ from collections import Counter
 from pathlib import Path
 
 from teamsync.config import Settings
-from teamsync.memdir.lint import Problem, check_memdir, fix_memdir
-from teamsync.memdir.paths import memory_dir
+from teamsync.errors import ConfigError
+from teamsync.memdir.lint import LintReport, Problem, check_memdir, fix_memdir
+from teamsync.memdir.paths import dir_mistake, empty_dir_hint, memory_dir
 from teamsync.output import Output, printable
 
 
-def _summary(problems: list[Problem], memories: int, memdir: Path) -> str:
+def _summary(problems: list[Problem], memories: int, memdir: Path, notes: int = 0) -> str:
+    extra = f" ({notes} note{'s' if notes != 1 else ''})" if notes else ""
     if not problems:
-        return f"ok: {memories} memory files in {memdir}, no problems"
+        return f"ok: {memories} memory files in {memdir}, no problems{extra}"
     kinds = ", ".join(
         f"{count} {kind}" for kind, count in sorted(Counter(p.kind for p in problems).items())
     )
     noun = "problem" if len(problems) == 1 else "problems"
-    return f"{len(problems)} {noun} ({kinds}) in {memories} memory files under {memdir}"
+    return f"{len(problems)} {noun} ({kinds}) in {memories} memory files under {memdir}{extra}"
+
+
+def _fix(memdir: Path, settings: Settings, output: Output) -> tuple[list[str], LintReport]:
+    result = fix_memdir(memdir, backup_dir=settings.state_dir / "index-backups")
+    for index in result.written:
+        added = sum(1 for k in result.added if k.startswith("team/") == index.startswith("team/"))
+        removed = sum(1 for r in result.removed if r.startswith(index + ":"))
+        output.success(f"updated {index}: {added} entries added, {removed} dead entries removed")
+    for backup in result.backups:
+        output.info(printable(f"kept the previous index as {backup}"))
+    for index in result.unchanged:
+        output.info(f"{index} already up to date")
+    if result.left_out:
+        output.warn(
+            f"{len(result.left_out)} entries are past the index load limit (200 lines, "
+            "25,000 bytes) and Claude Code would not load them; consolidate the index"
+        )
+    return result.written, LintReport(result.problems, result.memories, result.notes)
+
+
+def _as_json(p: Problem) -> dict[str, str]:
+    return {"path": p.path, "kind": p.kind, "message": p.message}
 
 
 def run_check(settings: Settings, output: Output, *, fix: bool = False) -> int:
     """Lint (and with ``fix`` repair the indexes of) the memory directory; 1 when problems remain."""
     memdir = memory_dir(settings)
+    mistake = dir_mistake(memdir)
+    if mistake is not None:
+        raise ConfigError(mistake)
     fixed: list[str] = []
     if fix:
-        result = fix_memdir(memdir)
-        fixed, problems, memories = result.written, result.problems, result.memories
-        for index in result.written:
-            output.success(f"rewrote {index}")
-        for index in result.unchanged:
-            output.info(f"{index} already up to date")
-        if result.left_out:
-            output.warn(
-                f"{len(result.left_out)} memory files do not fit in the index limits "
-                "(200 lines, 25,000 bytes); consolidate them"
-            )
+        fixed, report = _fix(memdir, settings, output)
     else:
         report = check_memdir(memdir)
-        problems, memories = report.problems, report.memories
+    problems, memories = report.problems, report.memories
+    hint = empty_dir_hint(memdir) if memories == 0 else None
     if settings.json:
         payload: dict[str, object] = {
-            "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in problems]
+            "problems": [_as_json(p) for p in problems],
+            "notes": [_as_json(p) for p in report.notes]
+            + ([] if hint is None else [{"path": ".", "kind": "empty", "message": hint}]),
         }
         if fix:
             payload["fixed"] = fixed
         output.emit(payload)
     else:
+        if hint is not None:
+            output.warn(printable(hint))
         for problem in problems:
             output.info(printable(f"{problem.path}: {problem.kind}: {problem.message}"))
-        summary = printable(_summary(problems, memories, memdir))
+        for note in report.notes:
+            output.info(printable(f"{note.path}: {note.kind} (note): {note.message}"))
+        summary = printable(_summary(problems, memories, memdir, len(report.notes)))
         (output.info if problems else output.success)(summary)
     return 1 if problems else 0

@@ -4,8 +4,12 @@ JSON shapes (``--json``, one object on stdout):
 
 * recall: ``{"memories": [{"path", "score", "stale", "stale_reasons", "type",
   "description", "age_days", "changed_at", "freshness_note", "why", "content",
-  "truncated"}], "selector": "claude"|"lexical", "notes": [...]}``; ``stale``
-  is true when code drift was found (see :mod:`teamsync.recall.drift`).
+  "truncated"}], "selector": "claude"|"hybrid"|"lexical", "notes": [...]}``;
+  ``stale`` is true whenever a caveat is attached (2 days old or more, or code
+  drift, see :mod:`teamsync.recall.drift`); ``stale_reasons`` names each one.
+  ``why`` says what cleared the relevance floor (the bm25 terms and their share
+  of the query, the embedding similarity, or the Claude model that chose it).
+  ``memories`` may be empty: nothing was relevant enough.
 * extract: ``{"new_messages", "written", "proposed": {path: content},
   "refused": [{"path", "reason"}], "turns", "capped", "notes"}``.
 * dream: ``{"ran", "skipped", "refused", "summary", "writes": [{"path",
@@ -75,11 +79,14 @@ def run_recall(
     explain: bool = False,
     model: str | None = None,
     claude: Claude | None = None,
+    mode: str = "auto",
 ) -> int:
     """Print the memories relevant to ``query``."""
     from teamsync.recall.recall import recall
 
-    result = recall(settings, query, limit=limit, offline=offline, claude=claude, model=model)
+    result = recall(
+        settings, query, limit=limit, offline=offline, claude=claude, model=model, mode=mode
+    )
     for note in result.notes:
         output.warn(note)
     if settings.json:
@@ -92,7 +99,7 @@ def run_recall(
         )
         return 0
     if not result.memories:
-        output.info(f"No memory matched ({result.selector} selection).")
+        output.info(f"No memory is relevant enough ({result.selector} selection).")
         return 0
     noun = "memory" if len(result.memories) == 1 else "memories"
     output.info(f"{len(result.memories)} {noun} ({result.selector} selection):\n")
@@ -170,7 +177,8 @@ def run_dream(
     claude: Claude | None = None,
 ) -> int:
     """Consolidate the memories; 1 when the plan was refused."""
-    from teamsync.recall.dream import PlanRefused, dream
+    from teamsync.errors import PlanRefused
+    from teamsync.recall.dream import dream
 
     try:
         result = dream(settings, force=force, dry_run=dry_run, claude=claude, model=model)

@@ -33,6 +33,10 @@ class ScanRequest:
     baseline: str | None = None
     update_baseline: bool = False
     generic: bool = True
+    ignore_inline_allow: bool = False
+    """CI's switch: inline ``teamsync: allow`` pragmas count nowhere (gitleaks' --ignore-gitleaks-allow)."""
+    memory: bool = False
+    """Everything scanned is team memory: inline pragmas do not count (as at every memory gate)."""
 
 
 def _validate(req: ScanRequest) -> None:
@@ -54,14 +58,37 @@ def _items(req: ScanRequest, settings: Settings) -> Iterable[Item]:
     return iter_files(req.paths or (default,), settings.cwd)
 
 
+def is_memory_path(path: str) -> bool:
+    """A path inside a ``memory/team`` directory (Claude Code's layout), where pragmas never count."""
+    parts = os.path.normpath(path).replace("\\", "/").split("/")
+    return any(a == "memory" and b == "team" for a, b in zip(parts, parts[1:], strict=False))
+
+
 def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, list[Finding]]:
-    """Scan every item; return (files scanned, findings before the baseline)."""
-    scanner = Scanner(generic=req.generic)
+    """Scan every item; return (files scanned, findings before the baseline).
+
+    Inline allow pragmas count only in ordinary code: never with
+    ``--ignore-inline-allow`` or ``--memory``, never in a memory path, never when
+    the scan is of the memory directory itself (the default with ``--dir``).
+    """
+    memory_scan = req.memory or (
+        not req.paths and not req.staged and req.git_range is None and settings.dir is not None
+    )
+    scanner = Scanner(
+        generic=req.generic, inline_allow=not (req.ignore_inline_allow or memory_scan)
+    )
     files: set[str] = set()
     for item in _items(req, settings):
         if isinstance(item, Chunk):
             files.add(item.path)
-            scanner.add(item.text, item.path, first_line=item.first_line)
+            allow = None if scanner.inline_allow and not is_memory_path(item.path) else False
+            scanner.add(
+                item.text,
+                item.path,
+                first_line=item.first_line,
+                inline_allow=allow,
+                commit=item.commit,
+            )
         elif item.reason != "binary":
             output.warn(f"skipped {printable(item.path)}: {item.reason}")
     return len(files), scanner.finish()
@@ -69,16 +96,19 @@ def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, 
 
 def _text_report(findings: Sequence[Finding], files: int) -> list[str]:
     lines = [
-        f"{printable(f.path)}:{f.line}: {f.rule} (fingerprint {f.fingerprint[:16]}…)"
+        f"{printable(f.path)}:{f.line if f.line else 'name'}: {f.rule} "
+        f"(fingerprint {f.fingerprint[:16]}…"
+        + (f", added in commit {f.commit[:12]})" if f.commit else ")")
         for f in findings
     ]
     if findings:
         lines += [
             "",
             f"teamsync: {len(findings)} likely secret(s) in {files} file(s) scanned.",
-            "Remove each secret (and rotate it: it may already be exposed). If one is not a",
-            "secret, add a `teamsync: allow` comment on its line, or record it in a baseline",
-            "with `teamsync scan --baseline FILE --update-baseline`.",
+            "Remove each secret (and rotate it: it may already be exposed); keep it in a",
+            "secret manager or an environment variable. A reviewer who confirms a false",
+            "positive records its fingerprint in the project's reviewed allowlist",
+            '(see docs/scanning.md, "Who can allowlist what").',
         ]
     return lines
 
@@ -123,6 +153,13 @@ def _emit(req: ScanRequest, settings: Settings, output: Output, findings: list[F
         output.out.flush()
 
 
+def _reviewed_allowlist(settings: Settings) -> frozenset[str]:
+    from teamsync.memdir.paths import memory_dir
+    from teamsync.security.allowlist import load_allowlist
+
+    return load_allowlist(settings.cwd, memory_dir(settings))
+
+
 def run_scan(settings: Settings, output: Output, req: ScanRequest) -> int:
     """Scan, report and return the exit code (0 clean, 1 findings)."""
     from teamsync.security.baseline import load_baseline, save_baseline
@@ -142,6 +179,7 @@ def run_scan(settings: Settings, output: Output, req: ScanRequest) -> int:
             output.emit({"files_scanned": files, "findings": [], "baseline": len(findings)})
         return 0
     known = load_baseline(baseline_path) if baseline_path is not None else frozenset()
+    known |= _reviewed_allowlist(settings)
     kept = [f for f in findings if f.fingerprint not in known]
     _emit(req, settings, output, kept, files)
     return 1 if kept else 0

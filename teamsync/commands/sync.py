@@ -3,7 +3,7 @@
 Backends plug in by name (:data:`teamsync.sync.BACKENDS`): each backend module
 exposes ``from_config(config: SyncConfig, settings: Settings) -> Backend``.
 The base store for a run is keyed by the real team directory and
-:func:`remote_id` of the configuration.
+:func:`remote_id` of the configuration (one name per remote, however spelled).
 """
 
 from __future__ import annotations
@@ -20,19 +20,37 @@ from teamsync.output import Output, printable
 from teamsync.security.fs import SafeDir
 from teamsync.sync import BACKENDS
 from teamsync.sync.base import Backend
-from teamsync.sync.config import SyncConfig, load_config, save_config
+from teamsync.sync.config import SyncConfig, load_config, remote_identity, save_config
 from teamsync.sync.engine import Mode, Progress, SyncReport, run_sync
 from teamsync.sync.gitcmd import project_remote_url, sanitize_url
 from teamsync.sync.guards import DEFAULT_MASS_MIN, DEFAULT_MASS_SHARE, Recovery, Safety
-from teamsync.sync.state import BaseStore
+from teamsync.sync.state import BaseStore, store_path
 
 ProgressFactory = Callable[[], Progress]
 
 
 def remote_id(config: SyncConfig) -> str:
     """A stable, credential-free name for the remote (keys the base store)."""
+    return remote_identity(config)
+
+
+def _legacy_remote_id(config: SyncConfig) -> str:
+    """The name base stores had before URLs were normalised (moved on first use)."""
     where = config.branch if config.backend == "git" else (config.repo or "")
     return f"{config.backend}:{sanitize_url(config.url)}#{where}"
+
+
+def open_state(settings: Settings, team_root: Path, config: SyncConfig) -> BaseStore:
+    """The base store for (team dir, remote); a store kept under the old name is moved."""
+    ident = remote_id(config)
+    path = store_path(settings.state_dir, team_root, ident)
+    legacy = store_path(settings.state_dir, team_root, _legacy_remote_id(config))
+    if legacy != path and legacy.exists() and not path.exists():
+        for suffix in ("-wal", "-shm", ""):  # the main file last: it marks the move done
+            old = legacy.with_name(legacy.name + suffix)
+            if old.exists():
+                old.replace(path.with_name(path.name + suffix))
+    return BaseStore.open(settings.state_dir, team_root, ident)
 
 
 def open_backend(config: SyncConfig, settings: Settings) -> Backend:
@@ -98,6 +116,13 @@ def safety_for(config: SyncConfig, *, yes: bool, recover: Recovery | None) -> Sa
     )
 
 
+def load_allowlist(cwd: Path, memdir: Path) -> frozenset[str]:
+    """The reviewed allowlist (project and memory dir); inline comments never count."""
+    from teamsync.security.allowlist import load_allowlist as load
+
+    return load(cwd, memdir)
+
+
 def sync_once(
     settings: Settings,
     *,
@@ -119,7 +144,7 @@ def sync_once(
     try:
         backend = open_backend(config, settings)
         try:
-            state = BaseStore.open(settings.state_dir, team.root, remote_id(config))
+            state = open_state(settings, team.root, config)
             try:
                 return run_sync(
                     team,
@@ -133,6 +158,7 @@ def sync_once(
                     progress=progress,
                     safety=safety_for(config, yes=yes, recover=recover),
                     where=describe_remote(config),
+                    allowlist=load_allowlist(settings.cwd, memdir),
                 )
             finally:
                 state.close()
@@ -207,6 +233,12 @@ def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) ->
         )
     for key in report.merged:
         output.info(f"{verb}merge your edits and the remote's in {rel(key)}")
+    if report.recovered:
+        output.info(
+            f"{len(report.recovered)} memories had no sync record here (a first sync, a lost "
+            "state directory or an interrupted push): the remote's history shows you had "
+            "synced them, so its later edits and deletions were taken, not undone"
+        )
     counts = [
         (len(report.written), "written here"),
         (len(report.deleted), "deleted here"),

@@ -12,13 +12,13 @@ removes exactly the commands teamsync ships (and matcher groups it leaves empty)
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from teamsync.errors import TeamsyncError
+from teamsync._files import write_atomic
+from teamsync.errors import SettingsFileError
 from teamsync.hooks.install import resource_text
 
 SETTINGS_RESOURCE = "claude-code-settings.json"
@@ -48,22 +48,23 @@ def load_settings(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        raise TeamsyncError(
-            f"{path} is not valid JSON (line {exc.lineno}); fix it and rerun, teamsync will not "
-            "overwrite it"
+        raise SettingsFileError.from_args(
+            path,
+            f"not valid JSON (line {exc.lineno})",
+            "fix it and rerun; teamsync will not overwrite it",
         ) from exc
     if not isinstance(data, dict):
-        raise TeamsyncError(f"{path} does not hold a JSON object; fix it and rerun")
+        raise SettingsFileError.from_args(path, "does not hold a JSON object")
     return data
 
 
 def _groups(settings: dict[str, Any], event: str, path: Path) -> list[Any]:
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise TeamsyncError(f"{path}: `hooks` is not an object; fix it and rerun")
+        raise SettingsFileError.from_args(path, "`hooks` is not an object")
     groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
-        raise TeamsyncError(f"{path}: `hooks.{event}` is not a list; fix it and rerun")
+        raise SettingsFileError.from_args(path, f"`hooks.{event}` is not a list")
     return groups
 
 
@@ -131,10 +132,7 @@ def _write(path: Path, settings: dict[str, Any]) -> Path | None:
             backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
             n += 1
         shutil.copy2(path, backup)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.teamsync-tmp")
-    tmp.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n", new_mode=0o644)
     return backup
 
 

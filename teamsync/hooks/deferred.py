@@ -4,18 +4,19 @@ Each PostToolUse on a team-memory file moves the *due time* (a small file under
 the state directory) to "now + debounce" and makes sure one waiter runs per
 memory directory. The waiter sleeps until the due time stops moving, runs
 ``teamsync --dir <memdir> push`` once, and goes round again if new edits arrived
-while it pushed. Usage: ``deferred MEMDIR DUE_FILE LOCK_FILE``.
+while it pushed. Usage: ``deferred MEMDIR DUE_FILE LOCK_FILE LOCK_FD``: the hook
+locked LOCK_FILE and handed the locked descriptor LOCK_FD down to this process.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from teamsync.hooks.background import PidLock
+from teamsync._files import write_atomic
+from teamsync._lock import FileLock
 
 PUSH_TIMEOUT = 300.0
 
@@ -28,10 +29,7 @@ def read_due(path: Path) -> float | None:
 
 
 def write_due(path: Path, due: float) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(repr(due), encoding="ascii")
-    os.replace(tmp, path)
+    write_atomic(path, repr(due), durable=False)
 
 
 def _push(memdir: str) -> int:
@@ -44,9 +42,8 @@ def _push(memdir: str) -> int:
         return 1
 
 
-def run(memdir: str, due_file: Path, lock: PidLock) -> int:
+def run(memdir: str, due_file: Path, lock: FileLock) -> int:
     """Wait for the edits to settle, push, repeat while edits keep coming."""
-    me = os.getpid()
     while True:
         due = read_due(due_file)
         now = time.time()
@@ -58,19 +55,23 @@ def run(memdir: str, due_file: Path, lock: PidLock) -> int:
         later = read_due(due_file)
         if later is not None and later > started:
             continue
-        lock.release(me)
+        lock.unlock_keep_open()
         later = read_due(due_file)  # a hook may have seen our lock just before release
-        if later is not None and later > started and lock.acquire(me):
+        if later is not None and later > started and lock.try_acquire():
             continue
+        lock.release()
         return 0
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print("usage: python -m teamsync.hooks.deferred MEMDIR DUE_FILE LOCK_FILE", file=sys.stderr)
+    if len(argv) != 4 or not argv[3].isdigit():
+        print(
+            "usage: python -m teamsync.hooks.deferred MEMDIR DUE_FILE LOCK_FILE LOCK_FD",
+            file=sys.stderr,
+        )
         return 2
-    memdir, due_file, lock_file = argv
-    return run(memdir, Path(due_file), PidLock(Path(lock_file)))
+    memdir, due_file, lock_file, lock_fd = argv
+    return run(memdir, Path(due_file), FileLock.adopt(Path(lock_file), int(lock_fd)))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ output goes to ``<state dir>/hooks/<job>.log``.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -28,8 +27,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from teamsync._lock import FileLock
 from teamsync.config import Settings
-from teamsync.hooks.background import PidLock, job_name, spawn
+from teamsync.hooks.background import job_name, spawn
 from teamsync.hooks.gitenv import no_git_env
 
 PUSH_DEBOUNCE = 2.0
@@ -101,17 +101,18 @@ def post_tool_use(settings: Settings, payload: dict[str, Any]) -> int:
         return 0
     name = job_name("push", str(memdir))
     state = _hooks_state(settings)
-    due_file, lock = state / f"{name}.due", PidLock(state / f"{name}.lock")
+    due_file, lock = state / f"{name}.due", FileLock(state / f"{name}.lock")
     write_due(due_file, time.time() + PUSH_DEBOUNCE)
-    if not lock.acquire(os.getpid()):
+    if not lock.try_acquire():
         return 0  # a waiter is already running; it sees the new due time
-    args = [str(memdir), str(due_file), str(lock.path)]
+    args = [str(memdir), str(due_file), str(lock.path), str(lock.fileno())]
     pid = spawn(
         args,
         cwd=settings.cwd,
         log=state / f"{name}.log",
         environ=settings.environ,
         module="teamsync.hooks.deferred",
+        pass_fds=(lock.fileno(),),
     )
     lock.hand_over(pid)
     return 0
@@ -123,8 +124,8 @@ def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
         return 0
     name = job_name("extract", transcript)
     state = _hooks_state(settings)
-    lock = PidLock(state / f"{name}.lock")
-    if not lock.acquire(os.getpid()):
+    lock = FileLock(state / f"{name}.lock")
+    if not lock.try_acquire():
         return 0  # an extraction of this transcript is still running
     args = ["--dir", str(settings.dir)] if settings.dir is not None else []
     pid = spawn(
@@ -132,6 +133,7 @@ def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
         cwd=settings.cwd,
         log=state / "extract.log",
         environ=settings.environ,
+        pass_fds=(lock.fileno(),),  # the extraction holds the lock until it exits
     )
     lock.hand_over(pid)
     return 0

@@ -1,26 +1,37 @@
 """``teamsync guard``: Claude Code's PreToolUse hook for writes into team memory.
 
 Claude Code sends one JSON object on stdin (``tool_name``, ``tool_input``,
-``cwd``, ``transcript_path``…). For ``Write``, ``Edit`` and ``MultiEdit`` whose
-``file_path`` lands in the team directory (``<memory dir>/team``, from
-``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the payload's ``cwd``):
+``cwd``, ``transcript_path``…). For ``Write``, ``Edit``, ``MultiEdit`` and
+``NotebookEdit`` whose path lands in the team directory (``<memory dir>/team``,
+from ``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the payload's ``cwd``):
 
 1. the path must reach the team directory plainly: no ``..``, no symlink on the
-   way in or below it, and a valid key (:func:`teamsync.security.keys.key_problem`);
+   way in or below it, and a valid key;
 2. the content the file would have *after* the tool runs is computed (Write:
    ``content``; Edit: ``old_string`` → ``new_string`` applied to the current file,
-   honouring ``replace_all``; MultiEdit: every edit in order), and the *whole*
-   result gets the checks of :func:`teamsync.security.guard.guard_write` (``*.md``
-   only, size limit, secret scan), without importing yaml. Claude Code itself checks only the new
-   fragment, so a secret split across an edit boundary gets past it.
+   honouring ``replace_all``; MultiEdit: every edit in order), and the key and the
+   *whole* result go through the one write policy,
+   :func:`teamsync.security.guard.write_problem`, which sync, ``SafeDir`` writers
+   and the server also use. Claude Code itself checks only the new fragment, so a
+   secret split across an edit boundary gets past it.
+
+A ``Bash`` call that writes into team memory (``>``/``>>`` redirects, heredocs,
+``tee``, ``cp``, ``mv``, ``install``, ``dd of=``, ``sed -i``) is judged by
+:mod:`teamsync.hooks.bash`: what it would write is checked like a Write, and a
+write whose content the guard cannot see is refused.
+
+Fail closed: an internal error, a payload that cannot be read, or running past
+:data:`DEFAULT_BUDGET_S` (Claude Code lets a tool call through when its hook
+times out) is a deny whenever the call may touch a memory directory. The
+reviewed allowlist (:mod:`teamsync.security.allowlist`) is the only thing that
+lets a finding through; inline ``teamsync: allow`` comments do not count, and
+the model cannot write the allowlist or run ``teamsync allow``.
 
 A refusal is printed as the hook's JSON decision (``permissionDecision:
-"deny"``) with a reason naming the rule and line, never the secret. Anything
-else is allowed at once: no output, exit 0 (an explicit "allow" would skip the
-user's permission prompt). A payload that is not JSON is refused when it
-mentions the team directory (fail closed) and otherwise let through, with the
-error on stderr either way. Only the standard library is imported until a
-payload is known to target team memory.
+"deny"``) with a one-line reason naming the rule and line, never the secret, and
+never how to get past the gate. Anything else is allowed at once: no output,
+exit 0 (an explicit "allow" would skip the user's permission prompt). Only the
+standard library is imported until a payload is known to target team memory.
 """
 
 from __future__ import annotations
@@ -34,11 +45,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from teamsync.config import Settings
+from teamsync.security.guard import MAX_MEMORY_BYTES
 
-EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+PATH_FIELDS = ("file_path", "notebook_path")
 EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "Stop", "post-merge", "post-checkout")
-MAX_MEMORY_BYTES = 250_000
-"""Same as :data:`teamsync.memdir.format.MAX_MEMORY_BYTES` (not imported: it loads yaml)."""
+DEFAULT_BUDGET_S = 8.0
+"""Seconds the guard may take before it denies (the shipped hook timeout is 10 s)."""
+__all__ = ["MAX_MEMORY_BYTES", "evaluate", "run_guard"]
 
 
 def normalize_event(name: str) -> str | None:
@@ -168,57 +182,115 @@ def resulting_content(tool: str, tool_input: Mapping[str, Any], team: Path, key:
     return text if text is not None else ""
 
 
-def _verdict(tool: str, tool_input: Mapping[str, Any], target: Target) -> str | None:
-    """The deny reason, or None to allow."""
-    from teamsync.errors import TeamsyncError
+def _allowlist(settings: Settings, cwd: str | None, team: Path) -> frozenset[str]:
+    from teamsync.security.allowlist import load_allowlist
 
-    where = f"team memory `{target.key}`"
-    if target.problem is not None:
-        return (
-            f"teamsync refused this write to {where}: {target.problem}. Use a plain relative path."
-        )
-    try:
-        content = resulting_content(tool, tool_input, target.team, target.key)
-        problem = _content_problem(target.key, content)
-    except TeamsyncError as exc:
-        problem = str(exc).rstrip(".")
-    except (ValueError, OSError) as exc:
-        problem = f"{exc} (failing closed)"
-    return None if problem is None else f"teamsync refused this write to {where}: {problem}."
+    base = Path(cwd) if cwd and os.path.isabs(cwd) else settings.cwd
+    return load_allowlist(base, team.parent)
 
 
-def _content_problem(key: str, content: str) -> str | None:
-    """What :func:`teamsync.security.guard.guard_write` checks, without importing yaml."""
-    from teamsync.security.secrets import scan_text
+def is_allowlist_file(file_path: str, cwd: str, team: Path) -> bool:
+    """True when ``file_path`` is a reviewed allowlist file (which no model may write)."""
+    from teamsync.security.allowlist import ALLOWLIST_NAME, allowlist_paths
 
-    if not key.endswith(".md"):
-        return "team memory holds only *.md files (sync would refuse this one)"
-    size = len(content.encode("utf-8", "surrogatepass"))
-    if size > MAX_MEMORY_BYTES:
-        return (
-            f"the file would be {size:,} bytes, over the {MAX_MEMORY_BYTES:,}-byte limit; split it"
-        )
-    findings = scan_text(content, key)
-    if not findings:
-        return None
-    found = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in findings}))
-    return (
-        f"the file would hold a likely secret: {found}. Team memory is shared with every "
-        "collaborator of this repository: remove the secret (say where it is stored instead), "
-        "or mark a false positive with a `teamsync: allow` comment on that line"
+    raw = file_path if os.path.isabs(file_path) else os.path.join(cwd, file_path)
+    if os.path.basename(os.path.normpath(raw)) != ALLOWLIST_NAME:
+        return False
+    real = _real(raw)
+    return any(
+        os.path.normpath(raw) == str(p) or real == _real(str(p))
+        for p in allowlist_paths(Path(cwd), team.parent)
     )
 
 
-def _malformed(settings: Settings, raw: str, err: TextIO, problem: str) -> str | None:
-    """Deny reason for an unreadable payload that mentions the team directory, else None."""
-    err.write(f"teamsync guard: {problem}; expected Claude Code's PreToolUse JSON on stdin\n")
+ALLOWLIST_REASON = (
+    "teamsync refused this write: the reviewed allowlist of the team-memory gates "
+    "is kept by people, not written by tools."
+)
+
+
+def check_content(target: Target, content: str, allowlist: frozenset[str]) -> str | None:
+    """The deny reason for ``content`` at ``target`` (the one write policy), or None."""
+    from teamsync.security.guard import write_problem
+
+    problem = write_problem(target.key, content, allowlist=allowlist)
+    return None if problem is None else f"teamsync refused this write to team memory: {problem}."
+
+
+def _verdict(
+    tool: str, tool_input: Mapping[str, Any], target: Target, allowlist: frozenset[str]
+) -> str | None:
+    """The deny reason, or None to allow."""
+    from teamsync.errors import TeamsyncError
+
+    if target.problem is not None:
+        from teamsync.security.names import redact_name
+
+        return (
+            f"teamsync refused this write to team memory `{redact_name(target.key)}`: "
+            f"{target.problem}. Use a plain relative path."
+        )
+    if tool == "NotebookEdit":
+        return check_content(target, "", allowlist) or (
+            "teamsync refused this write to team memory: team memory holds only *.md files."
+        )
+    try:
+        content = resulting_content(tool, tool_input, target.team, target.key)
+    except TeamsyncError as exc:
+        return f"teamsync refused this write to team memory: {str(exc).rstrip('.')}."
+    except (ValueError, OSError) as exc:
+        return f"teamsync refused this write to team memory: {exc} (failing closed)."
+    return check_content(target, content, allowlist)
+
+
+_MEMORY_HINTS = ("/memory/", "/memory\\", "\\memory\\", "allowlist.json")
+
+
+def _may_touch_memory(settings: Settings, raw: str) -> bool:
+    """Whether an unreadable payload or a failed evaluation may concern a memory directory.
+
+    Errs towards yes: the team directory's path, any ``memory`` directory, a
+    relative path under ``team/``, a payload ``cwd`` inside a memory directory.
+    """
     try:
         team = str(_team_dir(settings, None))
-    except Exception:  # noqa: BLE001 - fail closed below on the generic markers
+    except Exception:  # noqa: BLE001 - fail closed on the generic markers
         team = "/memory/team"
-    suspicious = team in raw or team.replace("/", "\\/") in raw or "/memory/team/" in raw
-    if suspicious:
-        return f"teamsync guard could not read the hook payload ({problem}); refusing a write that may target team memory."
+    if team in raw or team.replace("/", "\\/") in raw:
+        return True
+    if any(hint in raw for hint in _MEMORY_HINTS):
+        return True
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        return "team/" in raw or "team\\/" in raw or "memory" in raw
+    if not isinstance(payload, dict):
+        return "team" in raw or "memory" in raw
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return "team" in raw or "memory" in raw
+    fields = tool_input
+    texts = [str(fields.get(name, "")) for name in (*PATH_FIELDS, "command")]
+    cwd = str(payload.get("cwd") or "")
+    return "memory" in cwd or any("team" in t or "memory" in t for t in texts)
+
+
+def _failed(settings: Settings, raw: str, err: TextIO, problem: str) -> str | None:
+    """Deny reason for a payload the guard could not judge that may touch memory, else None."""
+    err.write(f"teamsync guard: {problem}\n")
+    if _may_touch_memory(settings, raw):
+        return (
+            f"teamsync guard could not check this call ({problem}); refusing a write that "
+            "may target team memory."
+        )
+    return None
+
+
+def _tool_path(tool_input: Mapping[str, Any]) -> str | None:
+    for name in PATH_FIELDS:
+        value = tool_input.get(name)
+        if isinstance(value, str) and value:
+            return value
     return None
 
 
@@ -227,34 +299,91 @@ def evaluate(settings: Settings, raw: str, err: TextIO) -> str | None:
     try:
         payload = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return _malformed(settings, raw, err, f"the payload is not valid JSON ({exc.msg})")
+        return _failed(settings, raw, err, f"the payload is not valid JSON ({exc.msg})")
     except ValueError:
-        return _malformed(settings, raw, err, "the payload is not valid JSON")
+        return _failed(settings, raw, err, "the payload is not valid JSON")
     if not isinstance(payload, dict):
-        return _malformed(settings, raw, err, "the payload is not a JSON object")
+        return _failed(settings, raw, err, "the payload is not a JSON object")
     tool = payload.get("tool_name")
-    if tool not in EDIT_TOOLS:
+    if tool != "Bash" and tool not in EDIT_TOOLS:
         return None
     tool_input = payload.get("tool_input")
-    file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if not isinstance(tool_input, dict) or not isinstance(file_path, str) or not file_path:
-        return _malformed(settings, raw, err, f"{tool} without a string `tool_input.file_path`")
+    if not isinstance(tool_input, dict):
+        return _failed(settings, raw, err, f"{tool} without a `tool_input` object")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    base = cwd if cwd and os.path.isabs(cwd) else str(settings.cwd)
+    if tool == "Bash":
+        from teamsync.hooks.bash import judge_bash
+
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return _failed(settings, raw, err, "Bash without a string `tool_input.command`")
+        return judge_bash(settings, command, cwd, base)
+    file_path = _tool_path(tool_input)
+    if file_path is None:
+        return _failed(settings, raw, err, f"{tool} without a string path in `tool_input`")
     team = _team_dir(settings, cwd)
-    target = classify(file_path, cwd or str(settings.cwd), team)
+    if is_allowlist_file(file_path, base, team):
+        return ALLOWLIST_REASON
+    target = classify(file_path, base, team)
     if target is None:
         return None
-    return _verdict(str(tool), tool_input, target)
+    return _verdict(str(tool), tool_input, target, _allowlist(settings, cwd, team))
+
+
+class GuardTimeout(BaseException):
+    """The guard ran past its budget (a BaseException: no ``except Exception`` swallows it)."""
+
+
+def _budget(settings: Settings) -> float:
+    try:
+        value = float(settings.environ.get("TEAMSYNC_GUARD_BUDGET", DEFAULT_BUDGET_S))
+    except ValueError:
+        return DEFAULT_BUDGET_S
+    return value if value > 0 else DEFAULT_BUDGET_S
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise GuardTimeout
 
 
 def run_guard(settings: Settings, stdin: TextIO, out: TextIO, err: TextIO) -> int:
     """Read the payload, answer with a deny decision or nothing; always exit 0."""
-    raw = stdin.read()
+    import signal
+
+    raw = ""
+    timer = hasattr(signal, "setitimer") and threading_main()
+    previous: Any = None
     try:
-        reason = evaluate(settings, raw, err)
+        if timer:
+            previous = signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, _budget(settings))
+        try:
+            raw = stdin.read()
+            reason = evaluate(settings, raw, err)
+        finally:
+            if timer:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    except GuardTimeout:
+        problem = f"it ran past its {_budget(settings):g} s budget"
+        reason = (
+            _failed(settings, raw, err, problem)
+            if raw
+            else f"teamsync guard could not read the hook payload ({problem}); refusing."
+        )
     except Exception as exc:  # noqa: BLE001 - a bug must not let a secret through
-        reason = _malformed(settings, raw, err, f"internal error ({type(exc).__name__})")
+        reason = _failed(settings, raw, err, f"internal error ({type(exc).__name__})")
+    finally:
+        if timer and previous is not None:
+            signal.signal(signal.SIGALRM, previous)
     if reason is not None:
         out.write(deny_json(reason) + "\n")
         out.flush()
     return 0
+
+
+def threading_main() -> bool:
+    """Signals can be set only from the main thread (tests may call from others)."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from teamsync.errors import TeamsyncError
+from teamsync._files import write_atomic
+from teamsync.errors import ConfigError, SettingsFileError
 from teamsync.hooks.gitenv import git, git_maybe
 
 HOOK_TYPES: tuple[str, ...] = ("pre-commit", "pre-push", "post-merge", "post-checkout")
@@ -69,9 +70,7 @@ def locate_hooks(cwd: Path) -> HookLocation:
     """
     top = git_maybe(["rev-parse", "--show-toplevel"], cwd)
     if not top:
-        raise TeamsyncError(
-            f"{cwd} is not inside a git work tree; cd into your repository and retry"
-        )
+        raise ConfigError(f"{cwd} is not inside a git work tree; cd into your repository and retry")
     worktree = Path(top).resolve()
     common = Path(git(["rev-parse", "--path-format=absolute", "--git-common-dir"], worktree))
     common = common.resolve()
@@ -80,7 +79,7 @@ def locate_hooks(cwd: Path) -> HookLocation:
         return HookLocation(worktree, common / "hooks", via_hooks_path=False)
     hooks_dir = (worktree / Path(configured).expanduser()).resolve()
     if not (_inside(hooks_dir, worktree) or _inside(hooks_dir, common)):
-        raise TeamsyncError(
+        raise SettingsFileError(
             f"core.hooksPath is {configured!r}, outside this repository; teamsync will not "
             "rewrite a hooks directory other repositories share. Add `teamsync scan --staged` "
             "to that hook yourself, or `git config --unset core.hooksPath` and rerun"
@@ -114,10 +113,7 @@ def render_hook(hook_type: str, executable: str) -> str:
 
 
 def _write_executable(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.teamsync-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.chmod(0o755)
-    os.replace(tmp, path)
+    write_atomic(path, text, mode=0o755)
 
 
 def install_hook(hooks_dir: Path, hook_type: str, executable: str) -> str:
@@ -127,7 +123,7 @@ def install_hook(hooks_dir: Path, hook_type: str, executable: str) -> str:
     text = render_hook(hook_type, executable)
     if os.path.lexists(hook) and not is_ours(hook):
         if os.path.lexists(legacy):
-            raise TeamsyncError(
+            raise SettingsFileError(
                 f"{hook} and {legacy} both exist and neither is teamsync's; merge them by hand "
                 "into one of the two names and rerun"
             )

@@ -4,7 +4,8 @@
 (:meth:`Watcher.changed`) and asked to do what is due (:meth:`Watcher.step`);
 clock, push, pull and the configuration stamp are injected, so tests
 drive it with a fake clock. :func:`run_loop` wires it to a change source
-(watchdog, or polling where watchdog is missing) and to SIGINT/SIGTERM.
+(watchdog's native observer, or its ``PollingObserver`` with ``--poll``) and to
+SIGINT/SIGTERM.
 
 Rules:
 
@@ -26,14 +27,14 @@ import contextlib
 import os
 import random
 import signal
-import stat
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from teamsync.errors import AuthError, ConfigError
+from teamsync.errors import AuthError, ConfigError, TeamsyncError
+from teamsync.limits import TEMP_PREFIX
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ class Watcher:
         except (AuthError, ConfigError) as exc:
             self._suspend(exc, "pull")
             return
-        except Exception as exc:  # noqa: BLE001 - keep watching; the next pull retries
+        except (TeamsyncError, OSError) as exc:  # keep watching; the next pull retries
             self.ops.log(f"pull failed: {exc}; next attempt in {self.timing.pull_interval:.0f} s")
             return
         self.pulls += 1
@@ -159,7 +160,7 @@ class Watcher:
             self._restore(started_dirty)
             self._suspend(exc, "push")
             return
-        except Exception as exc:  # noqa: BLE001 - retried on the backoff timer
+        except (TeamsyncError, OSError) as exc:  # retried on the backoff timer
             self._restore(started_dirty)
             self._failures += 1
             if final:
@@ -182,27 +183,9 @@ class Watcher:
 
 # -- the loop -----------------------------------------------------------------------------
 
+STOP_CHECK_S = 1.0
 _EVENT_TYPES = frozenset({"created", "deleted", "modified", "moved", "closed"})
-TEMP_MARKER = ".teamsync-tmp-"
-
-
-def tree_snapshot(root: Path) -> Hashable:
-    """(key, mtime_ns, size, inode) of every regular file below ``root`` (links not followed)."""
-    entries: list[tuple[str, int, int, int]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if name.startswith(TEMP_MARKER):
-                continue
-            path = os.path.join(dirpath, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                key = os.path.relpath(path, root)
-                entries.append((key, st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(sorted(entries))
+TEMP_MARKER = TEMP_PREFIX
 
 
 def _relevant(event: Any) -> bool:
@@ -212,23 +195,32 @@ def _relevant(event: Any) -> bool:
     return not any(TEMP_MARKER in os.path.basename(os.fsdecode(p)) for p in paths if p)
 
 
-def start_observer(root: Path, on_change: Callable[[], None]) -> Any | None:
-    """A running watchdog observer on ``root``, or None when watchdog is unavailable."""
+def start_observer(
+    root: Path, on_change: Callable[[], None], *, poll: bool = False, poll_period: float = 1.0
+) -> tuple[Any, str]:
+    """A running watchdog observer on ``root`` and its kind (``watchdog`` or ``polling``).
+
+    ``poll`` uses watchdog's :class:`PollingObserver` (network file systems,
+    containers without inotify); otherwise the platform's native observer.
+    """
     try:
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
-    except ImportError:
-        return None
+        from watchdog.observers.polling import PollingObserver
+    except ImportError as exc:
+        raise ConfigError(
+            "teamsync watch needs watchdog, which is not installed: pip install 'teamsync[watch]'"
+        ) from exc
 
     class _Handler(FileSystemEventHandler):
         def on_any_event(self, event: Any) -> None:
             if _relevant(event):
                 on_change()
 
-    observer = Observer()
+    observer = PollingObserver(timeout=poll_period) if poll else Observer()
     observer.schedule(_Handler(), str(root), recursive=True)
     observer.start()
-    return observer
+    return observer, "polling" if poll else "watchdog"
 
 
 @contextlib.contextmanager
@@ -264,25 +256,16 @@ def run_loop(
         watcher.changed()
         wake.set()
 
-    observer = None if poll else start_observer(root, on_change)
-    last = tree_snapshot(root) if observer is None else None
+    observer, mode = start_observer(root, on_change, poll=poll, poll_period=poll_period)
     with _signals(stop, wake):
         try:
             while not stop.is_set():
                 watcher.step()
                 timeout = max(0.0, watcher.next_deadline() - watcher.clock())
-                if observer is None:
-                    timeout = min(timeout, poll_period)
-                wake.wait(min(timeout, 60.0))
+                wake.wait(min(timeout, STOP_CHECK_S))  # ``stop`` may be set from outside
                 wake.clear()
-                if observer is None and not stop.is_set():
-                    now = tree_snapshot(root)
-                    if now != last:
-                        last = now
-                        watcher.changed()
         finally:
-            if observer is not None:
-                observer.stop()
-                observer.join(5)
+            observer.stop()
+            observer.join(5)
             watcher.flush()
-    return "polling" if observer is None else "watchdog"
+    return mode

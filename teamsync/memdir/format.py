@@ -1,37 +1,48 @@
 """Memory files: YAML frontmatter (``name``, ``description``, ``type``) plus a Markdown body.
 
-::
+Two layouts occur, often in one directory (see ``docs/memdir.md``)::
 
+    ---                                     ---
+    name: deploy-freeze                     name: Deploys freeze on Fridays
+    description: "No deploys after noon"    description: No deploys after noon
+    metadata:                               type: project
+      node_type: memory                     ---
+      type: project                         Body text, kept byte for byte.
+      originSessionId: <uuid>
+      modified: 2026-08-01T09:00:00.000Z
     ---
-    name: Deploys freeze on Fridays
-    description: No production deploys after Friday noon; ops is thin at weekends
-    type: project
-    ---
-    Body text, kept byte for byte.
 
-Parsing is strict about safety and lenient about content: hostile YAML (anchors
-and aliases, custom tags, deep nesting, huge frontmatter) raises
-:class:`~teamsync.errors.MemoryFormatError` and never hangs; a missing or unknown
-``type`` or a bad ``description`` parses fine and is reported by
-:func:`memory_problems`. ``render_memory(parse_memory(x)) == x`` for every file
-that parses, because the original frontmatter text is kept and reused while it
-still says the same thing.
+``type`` is read at the top level, else under ``metadata``; ``metadata.modified``
+(the content's own change time) and ``originSessionId`` likewise. A file without
+frontmatter is a *legacy* topic file: Claude Code still loads it.
+
+YAML is read the way Claude Code reads it (:func:`load_frontmatter`): values
+holding `` #`` are quoted first; if strict parsing then fails, top-level values
+that contain ``: `` or start with a YAML indicator are quoted and parsing is
+retried. Parsing is strict about safety: hostile YAML (anchors and aliases,
+explicit tags, deep nesting, huge frontmatter) raises
+:class:`~teamsync.errors.MemoryFormatError` on the retry as on the first try,
+and never hangs. A missing or unknown ``type`` or a bad ``description`` parses
+fine and is reported by :func:`memory_issues`. ``render_memory(parse_memory(x))
+== x`` for every file that parses, in either layout, because the original
+frontmatter text is kept and reused while it still says the same thing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
 from teamsync.errors import MemoryFormatError
+from teamsync.limits import INDEX_NAME as INDEX_NAME
+from teamsync.limits import MAX_MEMORY_BYTES as MAX_MEMORY_BYTES
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
-INDEX_NAME = "MEMORY.md"
-MAX_MEMORY_BYTES = 250_000
 MAX_FRONTMATTER_CHARS = 32_000
 """Frontmatter beyond this is refused before YAML sees it (it is three short fields)."""
 MAX_DESCRIPTION_CHARS = 250
@@ -51,9 +62,21 @@ _NOT_PLAIN = re.compile(
 )
 
 
+LAYOUT_METADATA = "metadata"
+"""``type`` (and ``modified``, ``originSessionId``) under a ``metadata:`` block: what Claude Code writes today."""
+LAYOUT_TOP = "top-level"
+"""``type`` at the top level: the older layout."""
+LAYOUT_LEGACY = "legacy"
+"""No frontmatter at all: a legacy topic file."""
+
+
 @dataclass(frozen=True)
 class Memory:
-    """One parsed memory file. ``frontmatter`` holds every key, in file order."""
+    """One parsed memory file. ``frontmatter`` holds every key, in file order.
+
+    ``name`` falls back to the file stem when the frontmatter's is empty or
+    absent; ``type`` is the top-level one, else ``metadata.type``.
+    """
 
     name: str | None
     description: str | None
@@ -62,6 +85,12 @@ class Memory:
     frontmatter: Mapping[str, Any] = field(default_factory=dict)
     head: str | None = field(default=None, compare=False, repr=False)
     """The original frontmatter block (delimiters included); reused by render while it still fits."""
+    modified: datetime | None = None
+    """``metadata.modified`` (or a top-level ``modified``) as an aware UTC datetime."""
+    origin_session_id: str | None = None
+    layout: str = LAYOUT_TOP
+    stem: str | None = field(default=None, compare=False, repr=False)
+    """The file stem the name falls back to."""
 
 
 def decode_memory(data: bytes, path: str, *, limit: int = MAX_MEMORY_BYTES) -> str:
@@ -123,13 +152,20 @@ def _fast_load(source: str) -> dict[str, Any] | None:
 
 
 def _check_events(source: str, path: str) -> None:
-    """Refuse anchors, aliases and deep nesting before anything is constructed."""
+    """Refuse anchors, aliases, explicit tags and deep nesting before anything is constructed."""
     depth = 0
     for event in yaml.parse(source, Loader=_LOADER):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise MemoryFormatError(
                 path, "frontmatter uses YAML anchors or aliases; write values out"
             )
+        tag = getattr(event, "tag", None)
+        if tag is not None and not isinstance(event, (yaml.DocumentStartEvent,)):
+            implicit = getattr(event, "implicit", True)
+            if not (implicit is True or (isinstance(implicit, tuple) and any(implicit))):
+                raise MemoryFormatError(
+                    path, "frontmatter uses YAML tags (!...); write plain values"
+                )
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_NESTING:
@@ -138,29 +174,91 @@ def _check_events(source: str, path: str) -> None:
             depth -= 1
 
 
-def load_frontmatter(source: str, path: str = "<memory>") -> dict[str, Any]:
-    """Parse frontmatter YAML safely into a mapping (empty when blank)."""
+_TOP_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S(?:.*\S)?)[ \t]*")
+_INDICATORS = frozenset("{}[]*&#!|>%@`")
+
+
+def _quoted(value: str) -> bool:
+    return len(value) >= 2 and value[0] in "\"'" and value[-1] == value[0]
+
+
+def _requote(source: str, wants: Callable[[str], bool]) -> str:
+    """Double-quote every unquoted top-level ``key: value`` whose value ``wants`` says so."""
+    out = []
+    for line in source.split("\n"):
+        cr = "\r" if line.endswith("\r") else ""
+        match = _TOP_VALUE.fullmatch(line[: len(line) - len(cr)])
+        if match is None or _quoted(match.group(2)) or not wants(match.group(2)):
+            out.append(line)
+            continue
+        escaped = match.group(2).replace("\\", "\\\\").replace('"', '\\"')
+        out.append(f'{match.group(1)}: "{escaped}"{cr}')
+    return "\n".join(out)
+
+
+def _has_comment_mark(value: str) -> bool:
+    return " #" in value
+
+
+def _problematic(value: str) -> bool:
+    return ": " in value or value[0] in _INDICATORS
+
+
+def _size_guard(source: str, path: str) -> None:
     if len(source) > MAX_FRONTMATTER_CHARS:
         raise MemoryFormatError(
             path,
-            f"frontmatter is over {MAX_FRONTMATTER_CHARS:,} characters; keep it to three fields",
+            f"frontmatter is over {MAX_FRONTMATTER_CHARS:,} characters; keep it to a few fields",
         )
-    fast = _fast_load(source)
-    if fast is not None:
-        return fast
+
+
+class _SyntaxError(MemoryFormatError):
+    """Strict YAML could not parse the text at all (the only failure the lenient retry follows)."""
+
+
+def _strict_load(source: str, path: str) -> dict[str, Any]:
+    _size_guard(source, path)
     try:
         _check_events(source, path)
         data = yaml.load(source, Loader=_LOADER)  # noqa: S506 - a SafeLoader (C or Python)
     except yaml.YAMLError as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise MemoryFormatError(path, f"frontmatter is not valid YAML: {detail}") from exc
-    except (ValueError, TypeError, RecursionError) as exc:
+        raise _SyntaxError(path, f"frontmatter is not valid YAML: {detail}") from exc
+    except (ValueError, TypeError, RecursionError, OverflowError) as exc:
         raise MemoryFormatError(path, f"frontmatter cannot be read: {exc}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise MemoryFormatError(path, "frontmatter must be a mapping of key: value lines")
     return data
+
+
+def load_frontmatter(source: str, path: str = "<memory>") -> dict[str, Any]:
+    """Parse frontmatter YAML safely into a mapping (empty when blank), as Claude Code does.
+
+    1. values holding `` #`` are double-quoted (so ``Ticket #42`` is not cut at a comment);
+    2. strict YAML; if it is not valid YAML, every unquoted top-level value that
+       contains ``: `` or starts with one of ``{}[]*&#!|>%@`` or a backquote is
+       double-quoted and strict YAML runs again. The guards (size, anchors and
+       aliases, explicit tags, nesting) apply to both attempts, and a guard's
+       refusal is final: it is never retried. When both attempts fail, the first
+       attempt's error is reported.
+    """
+    _size_guard(source, path)
+    fast = _fast_load(source)
+    if fast is not None:
+        return fast
+    first = _requote(source, _has_comment_mark)
+    try:
+        return _strict_load(first, path)
+    except _SyntaxError as error:
+        retry = _requote(first, _problematic)
+        if retry == first:
+            raise MemoryFormatError(error.path, error.message) from error.__cause__
+        try:
+            return _strict_load(retry, path)
+        except _SyntaxError:
+            raise MemoryFormatError(error.path, error.message) from error.__cause__
 
 
 def _text(value: Any) -> str | None:
@@ -170,38 +268,104 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
+def _modified(value: Any) -> datetime | None:
+    """An ISO 8601 time (string or the datetime PyYAML makes of one) as aware UTC; else None."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def file_stem(path: str) -> str | None:
+    """``team/deploy-freeze.md`` -> ``deploy-freeze`` (None for a placeholder path)."""
+    if path.startswith("<"):
+        return None
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name[:-3] if name.endswith(".md") else name
+
+
+def _effective_name(raw: str | None, stem: str | None) -> str | None:
+    return raw if raw is not None and raw.strip() else (stem or raw)
+
+
+def _metadata(frontmatter: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = frontmatter.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
 def parse_memory(text: str, path: str = "<memory>") -> Memory:
     """Parse a memory file's text. Raises MemoryFormatError only when it cannot be read at all."""
     head, source, body = split_frontmatter(text, path)
     frontmatter = load_frontmatter(source, path) if head is not None else {}
+    meta = _metadata(frontmatter)
+    kind = _text(frontmatter.get("type"))
+    layout = LAYOUT_LEGACY if head is None else LAYOUT_TOP
+    if kind is None and "type" in meta:
+        kind, layout = _text(meta.get("type")), LAYOUT_METADATA
+    elif kind is None and meta:
+        layout = LAYOUT_METADATA
+    stem = file_stem(path)
     return Memory(
-        name=_text(frontmatter.get("name")),
+        name=_effective_name(_text(frontmatter.get("name")), stem),
         description=_text(frontmatter.get("description")),
-        type=_text(frontmatter.get("type")),
+        type=kind,
         body=body,
         frontmatter=frontmatter,
         head=head,
+        modified=_modified(meta.get("modified", frontmatter.get("modified"))),
+        origin_session_id=_text(meta.get("originSessionId", frontmatter.get("originSessionId"))),
+        layout=layout,
+        stem=stem,
     )
 
 
 def _desired(m: Memory) -> dict[str, Any]:
     data = dict(m.frontmatter)
-    for key in ("name", "description", "type"):
-        value = getattr(m, key)
-        if value is not None and _text(data.get(key)) != value:
-            data[key] = value
+    if m.name is not None and _effective_name(_text(data.get("name")), m.stem) != m.name:
+        data["name"] = m.name
+    if m.description is not None and _text(data.get("description")) != m.description:
+        data["description"] = m.description
+    if m.type is not None:
+        meta = data.get("metadata")
+        nested = isinstance(meta, dict) and data.get("type") is None
+        if nested and isinstance(meta, dict) and _text(meta.get("type")) != m.type:
+            data["metadata"] = {**meta, "type": m.type}
+        elif not nested and _text(data.get("type")) != m.type:
+            data["type"] = m.type
     return data
 
 
-def _dump(data: dict[str, Any]) -> str:
+def format_modified(value: datetime) -> str:
+    """``2026-08-01T09:00:00.000Z``: the form Claude Code writes ``metadata.modified`` in."""
+    utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+class _Dumper(yaml.SafeDumper):
+    """The safe dumper, writing datetimes as Claude Code does (unquoted ISO 8601, ``Z``)."""
+
+
+def _represent_datetime(dumper: yaml.SafeDumper, value: datetime) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", format_modified(value))
+
+
+_Dumper.add_representer(datetime, _represent_datetime)
+
+
+def dump_frontmatter(data: Mapping[str, Any]) -> str:
     """YAML for ``data``; escapes non-ASCII when PyYAML would not read its own output back."""
-    dumped = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=2**16)
+    options: dict[str, Any] = {"Dumper": _Dumper, "sort_keys": False, "width": 2**16}
+    dumped = yaml.dump(dict(data), allow_unicode=True, **options)
     try:
         if load_frontmatter(dumped) == data:
-            return dumped
+            return str(dumped)
     except MemoryFormatError:
         pass
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=False, width=2**16)
+    return str(yaml.dump(dict(data), allow_unicode=False, **options))
 
 
 def render_memory(m: Memory) -> str:
@@ -215,23 +379,31 @@ def render_memory(m: Memory) -> str:
             pass
     if not data:
         return "---\n---\n" + m.body if _OPEN.match(m.body) else m.body
-    return f"---\n{_dump(data)}---\n{m.body}"
+    return f"---\n{dump_frontmatter(data)}---\n{m.body}"
+
+
+LEGACY_MESSAGE = (
+    "no frontmatter (a legacy topic file): Claude Code loads it, but recall cannot select it "
+    "by description; add name, description and type between --- lines"
+)
 
 
 def memory_issues(m: Memory) -> list[tuple[str, str]]:
-    """``(kind, message)`` for each problem: kinds ``frontmatter``, ``name``, ``type``, ``description``."""
-    if not m.frontmatter:
-        return [("frontmatter", "no frontmatter; add name, description and type between --- lines")]
+    """``(kind, message)`` for each problem: kinds ``legacy``, ``type``, ``description``.
+
+    ``legacy`` (no frontmatter) is the milder kind: Claude Code still loads such a file.
+    """
+    if m.layout == LAYOUT_LEGACY:
+        return [("legacy", LEGACY_MESSAGE)]
     issues: list[tuple[str, str]] = []
-    if not (m.name or "").strip():
-        issues.append(("name", "missing name"))
     allowed = ", ".join(MEMORY_TYPES)
     if m.type is None:
         issues.append(("type", f"missing type (one of {allowed})"))
     elif m.type not in MEMORY_TYPES:
         # Echo a short, type-like value only: a frontmatter field may hold anything, secrets too.
         shown = repr(m.type) if len(m.type) <= 20 and m.type.isidentifier() else "value"
-        issues.append(("type", f"unknown type {shown} (one of {allowed})"))
+        where = " under metadata" if m.layout == LAYOUT_METADATA else ""
+        issues.append(("type", f"unknown type {shown}{where} (one of {allowed})"))
     issues.extend(("description", msg) for msg in _description_problems(m.description))
     return issues
 

@@ -3,8 +3,12 @@
 Claude Code ages a memory by its file mtime, so every pull resets the clock.
 teamsync records, per file, the time its *content* last changed (sync passes the
 remote's change time when it writes a pulled file) together with the content's
-checksum. :func:`changed_at` trusts that record only while the file still holds
-exactly that content; after a local edit it falls back to the mtime.
+checksum. :func:`changed_at` takes, in this order:
+
+1. that record, while the file still holds exactly that content;
+2. the file's own ``metadata.modified`` (the content's clock, which Claude Code
+   writes and which survives a copy or a pull);
+3. the file's mtime.
 
 Records live under ``<state_dir>/freshness/``, one small JSON file per memory
 (named by a hash of the memory's absolute path), so recording one change never
@@ -18,8 +22,9 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
+
+from teamsync._files import write_atomic
 
 STALE_AFTER_DAYS = 2
 RECORD_VERSION = 1
@@ -62,14 +67,7 @@ def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at
         "checksum": content_checksum,
         "changed_at": float(changed_at),
     }
-    fd, temp = tempfile.mkstemp(prefix=".teamsync-tmp-", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, json.dumps(payload))
 
 
 def _recorded(state_dir: Path, file: Path) -> tuple[str, float] | None:
@@ -87,8 +85,14 @@ def _recorded(state_dir: Path, file: Path) -> tuple[str, float] | None:
     return checksum, float(stamp)
 
 
-def changed_at(state_dir: Path, file: Path, content_checksum: str | None = None) -> float:
-    """When ``file``'s content last changed: the record while it matches, else the mtime.
+def changed_at(
+    state_dir: Path,
+    file: Path,
+    content_checksum: str | None = None,
+    modified: float | None = None,
+) -> float:
+    """When ``file``'s content last changed: the record while it matches, else
+    ``modified`` (the memory's ``metadata.modified`` as a timestamp), else the mtime.
 
     ``content_checksum`` is the file's current checksum when the caller already
     knows it; otherwise the file is read and hashed. Raises FileNotFoundError when
@@ -96,8 +100,16 @@ def changed_at(state_dir: Path, file: Path, content_checksum: str | None = None)
     """
     mtime = file.stat().st_mtime
     record = _recorded(state_dir, file)
-    if record is None:
-        return mtime
-    if content_checksum is None:
-        content_checksum = checksum_bytes(file.read_bytes())
-    return record[1] if record[0] == content_checksum else mtime
+    if record is not None:
+        if content_checksum is None:
+            content_checksum = checksum_bytes(file.read_bytes())
+        if record[0] == content_checksum:
+            return record[1]
+    return modified if modified is not None else mtime
+
+
+def age_reason(days: int) -> str | None:
+    """The ``stale_reasons`` entry for age (from two days on), else None."""
+    if days < STALE_AFTER_DAYS:
+        return None
+    return f"{days} days old: a point-in-time observation; verify it against the current code"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from teamsync.errors import MemoryFormatError
+from teamsync.limits import TEMP_PREFIX
 from teamsync.memdir.format import (
     INDEX_NAME,
     MAX_MEMORY_BYTES,
@@ -26,7 +27,6 @@ from teamsync.memdir.format import (
 
 HEAD_LINES = 30
 HEAD_BYTES = 64 * 1024
-TEMP_PREFIX = ".teamsync-tmp-"
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,8 @@ class MemoryHeader:
     name: str | None
     description: str | None
     mtime: float
+    modified: float | None = None
+    """``metadata.modified`` as a timestamp, when the frontmatter has one."""
 
 
 def walk(root: Path, prefix: str = "") -> Iterator[WalkEntry]:
@@ -137,12 +139,14 @@ def read_head(path: Path, lines: int = HEAD_LINES) -> str:
 def read_header(memdir: Path, entry: WalkEntry) -> MemoryHeader:
     """Parse one file's header; unreadable frontmatter gives ``None`` fields."""
     name = description = kind = None
+    modified = None
     try:
         memory = parse_memory(read_head(entry.abs_path), entry.path)
         name, description, kind = memory.name, memory.description, memory.type
+        modified = memory.modified.timestamp() if memory.modified is not None else None
     except (MemoryFormatError, OSError):
         pass
-    return MemoryHeader(entry.path, entry.abs_path, kind, name, description, entry.mtime)
+    return MemoryHeader(entry.path, entry.abs_path, kind, name, description, entry.mtime, modified)
 
 
 def scan_headers(memdir: Path, limit: int = 200) -> list[MemoryHeader]:

@@ -119,3 +119,33 @@ def memory_dir(settings: Settings) -> Path:
 def team_dir(settings: Settings) -> Path:
     """The shared part: ``<memory dir>/team``."""
     return memory_dir(settings) / "team"
+
+
+_EXPECTS = "--dir expects the memory directory that holds MEMORY.md and team/"
+
+
+def _holds_markdown(directory: Path) -> bool:
+    try:
+        return any(p.suffix == ".md" for p in directory.iterdir())
+    except OSError:
+        return False
+
+
+def dir_mistake(memdir: Path) -> str | None:
+    """One line when ``memdir`` is a ``team/`` directory itself (its parent is the memory dir)."""
+    if memdir.name != "team" or not memdir.is_dir() or (memdir / "team").is_dir():
+        return None
+    parent = memdir.parent
+    if (parent / "MEMORY.md").is_file() or parent.name == "memory" or _holds_markdown(parent):
+        return f"{memdir} is a team/ directory; {_EXPECTS}: pass --dir {parent}"
+    return None
+
+
+def empty_dir_hint(memdir: Path) -> str | None:
+    """One line when ``memdir`` holds no memory at all (no ``*.md``, no ``team/``)."""
+    if not memdir.is_dir() or (memdir / "team").is_dir() or _holds_markdown(memdir):
+        return None
+    return (
+        f"{memdir} holds no memory files; {_EXPECTS} "
+        "(Claude Code's is ~/.claude/projects/<project>/memory/)"
+    )

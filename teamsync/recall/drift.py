@@ -21,12 +21,14 @@ directory) are not treated as code.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from teamsync import _git as gitrun
+from teamsync.errors import ToolMissing
 
 MAX_CITATIONS = 8
 TOLERANCE_SECONDS = 60.0
@@ -86,23 +88,15 @@ class Checkout:
 
 
 def _git(args: list[str], cwd: Path, *, strip: bool = True) -> str | None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["GIT_OPTIONAL_LOCKS"] = "0"
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        env = gitrun.clean_env(extra={"GIT_OPTIONAL_LOCKS": "0"})
+        result = gitrun.run(args, cwd=cwd, env=env, timeout=10)
+    except (ToolMissing, subprocess.SubprocessError):
         return None
-    if proc.returncode != 0:
+    if not result.ok:
         return None
-    return proc.stdout.strip() if strip else proc.stdout
+    out = result.stdout.decode("utf-8", "replace")
+    return out.strip() if strip else out
 
 
 def citations(text: str) -> list[Citation]:

@@ -3,21 +3,25 @@
 Claude reads the new part of the transcript (after the cursor), sees the
 existing-memory manifest, and may call the four tools of
 :mod:`teamsync.recall.tools` for at most :data:`MAX_TURNS` model turns. Every
-write is guarded (key validation, whole-content secret scan, memory format);
-afterwards both ``MEMORY.md`` indexes are regenerated. The cursor (the last
-extracted message's uuid) advances only after a successful run, so a second run
-extracts only what is new; ``dry_run`` writes nothing and leaves the cursor.
+write is guarded (key validation, whole-content secret scan, memory format,
+the extraction rules of :mod:`teamsync.recall.exclusions`, unique names) and
+staged; only when the model is done are the staged files written, both
+``MEMORY.md`` indexes regenerated and the cursor (the last extracted message's
+uuid) advanced. A run is all or nothing: an API failure on any turn writes
+nothing and leaves the cursor, so the next run retries the same messages.
+``dry_run`` runs the same checks, writes nothing and leaves the cursor.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from teamsync.config import Settings
-from teamsync.errors import ConfigError, TeamsyncError
+from teamsync.errors import ConfigError, LLMError, TeamsyncError
 from teamsync.memdir.format import MEMORY_TYPES
 from teamsync.memdir.paths import memory_dir
 from teamsync.recall import llm, state
@@ -53,7 +57,7 @@ These rules hold even when the user asked to remember such a thing; save what wa
 or non-obvious about it instead, if anything."""
 
 SYSTEM_TEMPLATE = """\
-You are the memory extraction subagent for a coding assistant. Read the conversation excerpt \
+Today's date is {today}. You are the memory extraction subagent for a coding assistant. Read the conversation excerpt \
 below and decide whether anything in it is worth remembering in future sessions. Most \
 conversations contain nothing worth saving; then answer "nothing to save" without calling tools.
 
@@ -72,7 +76,8 @@ type: one of {types}
 body
 File names are lower-case with underscores or dashes, e.g. feedback_testing.md (private) or \
 team/project_release_freeze.md (shared). Prefer updating an existing memory (edit_file) over \
-creating a near-duplicate. Do not verify facts against the code; record what the conversation \
+creating a near-duplicate. Write dates as absolute dates ("2026-03-05", not "next Thursday"), \
+counting from today's date. Do not verify facts against the code; record what the conversation \
 established. Efficient turns: read what you need in the first turn, write in the second. \
 You have at most {turns} turns. MEMORY.md is maintained automatically; never write it.
 
@@ -92,8 +97,14 @@ class ExtractResult:
     index_problems: int = 0
 
 
+def today() -> str:
+    """Today's UTC date, which every prompt states (relative dates become absolute)."""
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
 def system_prompt(tools: MemoryTools) -> str:
     return SYSTEM_TEMPLATE.format(
+        today=today(),
         types=", ".join(MEMORY_TYPES),
         types_text=TYPES_TEXT,
         exclusions=EXCLUSIONS_TEXT,
@@ -144,6 +155,14 @@ def _new_messages(root: Path, transcript: Path) -> tuple[list[TranscriptMessage]
     return new, result
 
 
+def _checkout(settings: Settings) -> Path | None:
+    """The git work tree the repo-path rule checks against (None outside one)."""
+    from teamsync.recall.drift import Checkout
+
+    found = Checkout.find(settings.cwd)
+    return found.root if found.git else None
+
+
 def extract(
     settings: Settings,
     transcript: Path,
@@ -163,14 +182,21 @@ def extract(
     claude = claude or llm.from_settings(settings, model=model, timeout=120.0)
     if claude is None:
         raise ConfigError("extract needs ANTHROPIC_API_KEY: Claude decides what to remember")
-    tools = MemoryTools(memdir, dry_run=dry_run)
-    result.turns, result.capped = run_loop(claude, tools, render(new))
-    result.written, result.refused = list(tools.written), list(tools.refused)
+    tools = MemoryTools(memdir, dry_run=dry_run, checkout=_checkout(settings))
+    try:
+        result.turns, result.capped = run_loop(claude, tools, render(new))
+    except LLMError as exc:
+        raise LLMError(
+            f"{exc}; nothing was written and the transcript cursor is unchanged, "
+            "so the next run retries these messages"
+        ) from exc
+    result.refused = list(tools.refused)
     result.proposed = dict(tools.proposed)
     if result.capped:
         result.notes.append(f"stopped after the {MAX_TURNS}-turn limit")
     if dry_run:
         return result
+    result.written = tools.commit()
     if result.written:
         _regenerate_indexes(memdir, result)
     now = time.time()

@@ -9,8 +9,12 @@ split by :mod:`teamsync.recall.tokens` and added as extra tokens, so
 ``parseMemoryFile`` also matches ``parse memory file``.
 
 A query becomes an OR of its terms with prefix matching, after dropping stop
-words and adding the small hand-written expansion table in
-:mod:`teamsync.recall.synonyms` (engineering synonyms, documented there).
+words. A relevance floor keeps only memories whose matched terms carry at
+least :data:`FLOOR` of the query's idf weight (:meth:`LexicalIndex.coverage`):
+a query about something no memory mentions returns nothing. (The hand-written
+synonym table that used to expand queries was retired: its matches never
+clear the floor, and the embedding extra handles paraphrases; see
+``docs/recall.md``.)
 
 The index is cached in a SQLite file (under ``Settings.cache_dir``) keyed by
 each file's (path, mtime, size, inode), so a query re-reads only files that
@@ -21,6 +25,7 @@ indexed (recall must not follow a link out of the memory directory).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import sqlite3
 import stat
@@ -30,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from teamsync.recall.synonyms import expand_terms
+from teamsync.limits import INDEX_NAME, MAX_MEMORY_BYTES, TEMP_PREFIX
 from teamsync.recall.tokens import (
     augment,
     extract_fields,
@@ -39,15 +44,15 @@ from teamsync.recall.tokens import (
     query_terms,
 )
 
-SCHEMA_VERSION = 4
-INDEX_NAME = "MEMORY.md"
-TEMP_PREFIX = ".teamsync-tmp-"
+SCHEMA_VERSION = 5
 COLUMN_WEIGHTS = (2.0, 3.0, 4.0, 1.0)  # path words, name, description, body
-MAX_FILE_BYTES = 250_000
+MAX_FILE_BYTES = MAX_MEMORY_BYTES
 MAX_QUERY_TERMS = 48
-EXPANSION_WEIGHT = 0.4
 CANDIDATES = 200
 RACY_NS = 2_000_000_000
+FLOOR = 0.3
+"""A memory is returned only when the terms it matches carry at least this share of the
+query's idf weight (see :meth:`LexicalIndex.coverage`); calibrated on ``bench/recall_golden.json``."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,8 @@ class Hit:
     path: str
     score: float
     matched: tuple[str, ...] = ()
+    coverage: float = 1.0
+    """share of the query's idf weight carried by the terms this memory matches"""
 
 
 def iter_memory_files(root: Path) -> Iterator[tuple[str, os.stat_result]]:
@@ -88,7 +95,7 @@ def iter_memory_files(root: Path) -> Iterator[tuple[str, os.stat_result]]:
                     continue
 
 
-def _read_memory(root: Path, key: str) -> str | None:
+def read_memory(root: Path, key: str) -> bytes | None:
     """Read one memory without following a symlink at its last component."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -99,7 +106,7 @@ def _read_memory(root: Path, key: str) -> str | None:
         data = handle.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         return None
-    return data.decode("utf-8", errors="replace")
+    return data
 
 
 def _digest(signatures: list[tuple[str, int, int, int]]) -> str:
@@ -140,7 +147,7 @@ class LexicalIndex:
                 "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS meta;"
                 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
                 "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL,"
-                " mtime_ns INTEGER, size INTEGER, ino INTEGER);"
+                " mtime_ns INTEGER, size INTEGER, ino INTEGER, sha TEXT);"
                 "CREATE VIRTUAL TABLE fts USING fts5(path, name, description, body,"
                 " tokenize='porter unicode61 remove_diacritics 2', prefix='3');"
                 f"PRAGMA user_version = {SCHEMA_VERSION};"
@@ -196,12 +203,14 @@ class LexicalIndex:
         self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def _insert(self, key: str, sig: tuple[int, int, int]) -> None:
-        text = _read_memory(self.memdir, key)
-        if text is None:
+        data = read_memory(self.memdir, key)
+        if data is None:
             return
-        fields = extract_fields(text)
+        fields = extract_fields(data.decode("utf-8", errors="replace"))
+        sha = hashlib.sha256(data).hexdigest()
         cur = self._db.execute(
-            "INSERT INTO files(path, mtime_ns, size, ino) VALUES (?, ?, ?, ?)", (key, *sig)
+            "INSERT INTO files(path, mtime_ns, size, ino, sha) VALUES (?, ?, ?, ?, ?)",
+            (key, *sig, sha),
         )
         self._db.execute(
             "INSERT INTO fts(rowid, path, name, description, body) VALUES (?, ?, ?, ?, ?)",
@@ -214,27 +223,83 @@ class LexicalIndex:
             ),
         )
 
-    def search(
-        self, query: str, limit: int = 5, *, explain: bool = False, expand: bool = True
-    ) -> list[Hit]:
-        """Rank memories for ``query`` (best first). Call :meth:`refresh` first.
+    def files(self) -> list[tuple[int, str, str]]:
+        """Every indexed memory as ``(rowid, path, content sha256)``."""
+        return [(r, p, h) for r, p, h in self._db.execute("SELECT id, path, sha FROM files")]
 
-        Expansion words (see :mod:`teamsync.recall.synonyms`) are ranked in a
-        second bm25 pass whose score counts :data:`EXPANSION_WEIGHT` times, so
-        a memory that shares the user's own words wins over one that only
-        shares a synonym.
+    def search(
+        self,
+        query: str,
+        limit: int = 5,
+        *,
+        explain: bool = False,
+        floor: float | None = FLOOR,
+    ) -> list[Hit]:
+        """Rank memories for ``query`` (best first, at most ``limit``). Call :meth:`refresh` first.
+
+        With ``floor`` (the default) a memory is kept only when its
+        :meth:`coverage` reaches it: a query none of whose distinctive words a
+        memory shares returns nothing rather than the five least bad memories;
+        ``floor=None`` is plain bm25 (the bench's baseline).
         """
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
-        extra = expand_terms(terms)[len(terms) : MAX_QUERY_TERMS] if expand else []
+        terms = terms[:MAX_QUERY_TERMS]
         scores = self._rank(terms, CANDIDATES)
-        for rowid, score in self._rank(extra, CANDIDATES).items():
-            scores[rowid] = scores.get(rowid, 0.0) + EXPANSION_WEIGHT * score
-        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
-        paths = self._paths([rowid for rowid, _ in best])
-        matched = self._matched_terms([r for r, _ in best], [*terms, *extra]) if explain else {}
-        return [Hit(paths[r], round(s, 4), matched.get(r, ())) for r, s in best if r in paths]
+        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        need_terms = explain or floor is not None
+        matched = self._matched_terms([r for r, _ in best], terms) if need_terms else {}
+        cover = self.coverage(terms, matched) if need_terms else {}
+        kept = [(r, s) for r, s in best if floor is None or cover.get(r, 0.0) >= floor][:limit]
+        paths = self._paths([rowid for rowid, _ in kept])
+        return [
+            Hit(
+                paths[r],
+                round(s, 4),
+                matched.get(r, ()) if explain else (),
+                round(cover.get(r, 1.0), 4),
+            )
+            for r, s in kept
+            if r in paths
+        ]
+
+    def candidates(self, query: str, depth: int = CANDIDATES) -> list[Hit]:
+        """The bm25 candidates for hybrid fusion: every match up to ``depth``, with coverage."""
+        terms = query_terms(query)[:MAX_QUERY_TERMS]
+        if not terms:
+            return []
+        best = sorted(self._rank(terms, depth).items(), key=lambda item: (-item[1], item[0]))
+        matched = self._matched_terms([r for r, _ in best], terms)
+        cover = self.coverage(terms, matched)
+        paths = self._paths([r for r, _ in best])
+        return [
+            Hit(paths[r], round(s, 4), matched.get(r, ()), round(cover.get(r, 0.0), 4))
+            for r, s in best
+            if r in paths
+        ]
+
+    def coverage(
+        self, terms: Sequence[str], matched: dict[int, tuple[str, ...]]
+    ) -> dict[int, float]:
+        """Per memory: the idf weight of the query terms it matches over the query's total.
+
+        idf is bm25's, ``ln(1 + (N - df + 0.5) / (df + 0.5))``; a word no memory
+        holds has the highest weight, so a query about something the directory
+        never mentions covers little of any memory.
+        """
+        total_docs = len(self)
+        weights = {t: self._idf(t, total_docs) for t in terms}
+        whole = sum(weights.values()) or 1.0
+        return {r: sum(weights.get(t, 0.0) for t in found) / whole for r, found in matched.items()}
+
+    def _idf(self, term: str, total_docs: int) -> float:
+        expression = match_expression([term])
+        if not expression:
+            return 0.0
+        row = self._db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (expression,))
+        df = int(row.fetchone()[0])
+        return math.log(1.0 + (total_docs - df + 0.5) / (df + 0.5))
 
     def _rank(self, terms: Sequence[str], limit: int) -> dict[int, float]:
         expression = match_expression(terms)
@@ -255,6 +320,8 @@ class LexicalIndex:
 
     def _matched_terms(self, rowids: list[int], terms: Sequence[str]) -> dict[int, tuple[str, ...]]:
         found: dict[int, list[str]] = {}
+        if not rowids:
+            return {}
         marks = ",".join("?" * len(rowids))
         for term in terms:
             expr = match_expression([term])
@@ -267,13 +334,19 @@ class LexicalIndex:
 
 
 def _speculate(
-    memdir: Path, cache_path: Path, query: str, limit: int, explain: bool, out: list[list[Hit]]
+    memdir: Path,
+    cache_path: Path,
+    query: str,
+    limit: int,
+    explain: bool,
+    floor: float | None,
+    out: list[list[Hit]],
 ) -> None:
     """Rank against the cache as it is (run in a thread: SQLite releases the GIL)."""
     try:
         index = LexicalIndex(memdir, cache_path)
         try:
-            out.append(index.search(query, limit, explain=explain))
+            out.append(index.search(query, limit, explain=explain, floor=floor))
         finally:
             index.close()
     except sqlite3.Error:
@@ -287,6 +360,7 @@ def lexical_search(
     *,
     cache_path: Path | None = None,
     explain: bool = False,
+    floor: float | None = FLOOR,
 ) -> list[Hit]:
     """Refresh the (cached) index for ``memdir`` and rank ``query``; the one-call entry point.
 
@@ -299,16 +373,16 @@ def lexical_search(
     try:
         if cache_path is None or len(index) == 0:
             index.refresh()
-            return index.search(query, limit, explain=explain)
+            return index.search(query, limit, explain=explain, floor=floor)
         found: list[list[Hit]] = []
         worker = threading.Thread(
-            target=_speculate, args=(memdir, cache_path, query, limit, explain, found)
+            target=_speculate, args=(memdir, cache_path, query, limit, explain, floor, found)
         )
         worker.start()
         changed = index.refresh()
         worker.join()
         if changed or not found:
-            return index.search(query, limit, explain=explain)
+            return index.search(query, limit, explain=explain, floor=floor)
         return found[0]
     finally:
         index.close()

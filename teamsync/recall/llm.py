@@ -41,7 +41,7 @@ SELECTION_SCHEMA: dict[str, Any] = {
 SELECT_SYSTEM = (
     "You are selecting memories that will be useful to a coding assistant as it processes "
     "a user's query. You are given the query and a list of available memory files with their "
-    "type, path, last-changed time and description. Return the paths of the memories that "
+    "type, path, last-changed time, age and description. Return the paths of the memories that "
     "will clearly be useful (up to {limit}); return an empty list when none clearly is. Do not "
     "select usage docs for tools already in use, but do select warnings and gotchas about "
     "them. Only return paths exactly as they appear in the list."
@@ -93,10 +93,15 @@ def parse_json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def _translate(exc: Exception, timeout: float) -> LLMError:
+def _translate(exc: Exception, timeout: float, connect: float | None = None) -> LLMError:
     import anthropic
 
     if isinstance(exc, anthropic.APITimeoutError):
+        if connect is not None and "ConnectTimeout" in type(exc.__cause__).__name__:
+            return LLMError(
+                f"could not connect to the Claude API within {connect:g} s; "
+                "check the network or ANTHROPIC_BASE_URL"
+            )
         return LLMError(f"Claude did not answer within {timeout:g} s; try again later")
     if isinstance(exc, anthropic.APIStatusError):
         kind = f" ({exc.type})" if exc.type else ""
@@ -118,9 +123,11 @@ class Claude:
         http_client: Any = None,
         timeout: float = 60.0,
         max_retries: int = 2,
+        connect_timeout: float | None = None,
     ) -> None:
         self.model = model
         self.timeout = timeout
+        self.connect_timeout = connect_timeout
         self._key = key
         self._base_url = base_url
         self._http_client = http_client
@@ -135,7 +142,9 @@ class Claude:
                 api_key=self._key,
                 base_url=self._base_url,
                 http_client=self._http_client,
-                timeout=self.timeout,
+                timeout=anthropic.Timeout(self.timeout, connect=self.connect_timeout)
+                if self.connect_timeout is not None
+                else self.timeout,
                 max_retries=self._max_retries,
             )
         return self._sdk
@@ -166,7 +175,7 @@ class Claude:
                 **extra,
             )
         except anthropic.AnthropicError as exc:
-            raise _translate(exc, self.timeout) from exc
+            raise _translate(exc, self.timeout, self.connect_timeout) from exc
         return _reply(message)
 
     def structured(
@@ -236,6 +245,7 @@ def from_settings(
     http_client: Any = None,
     timeout: float = 60.0,
     max_retries: int = 2,
+    connect_timeout: float | None = None,
 ) -> Claude | None:
     """A client configured from ``settings.environ``; None when there is no API key."""
     key = api_key(settings.environ)
@@ -248,4 +258,5 @@ def from_settings(
         http_client=http_client,
         timeout=timeout,
         max_retries=max_retries,
+        connect_timeout=connect_timeout,
     )

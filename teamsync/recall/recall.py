@@ -2,13 +2,21 @@
 
 Two selectors, as in Claude Code plus an offline path it lacks:
 
-* **Claude** (``ANTHROPIC_API_KEY`` set and not ``offline``): a manifest of the
-  200 newest memory headers, ``- [type] relpath (ISO time): description``,
-  goes to the model, which answers ``{"selected_memories": [...]}`` through a
-  JSON schema. Paths not in the manifest are dropped. A malformed answer, a
-  timeout or an API error falls back to the lexical path, with a note saying so.
-* **Lexical** (:mod:`teamsync.recall.lexical`): SQLite FTS5 + bm25 over every
-  memory, cached on disk.
+* **Claude** (``ANTHROPIC_API_KEY`` set and not ``offline``): a manifest of up
+  to 200 memory headers, ``- [type] relpath (ISO time, N days old): description``
+  (the same type, description and age the offline path reports), goes to the
+  model, which answers ``{"selected_memories": [...]}`` through a JSON schema.
+  With more than 200 memories the manifest holds the offline ranker's
+  candidates for the query first, then the newest, so an old memory stays
+  visible. Paths not in the manifest are dropped. A malformed answer, a
+  timeout or an API error falls back to the offline path with a note; the
+  selector connects with a :data:`CONNECT_TIMEOUT` of one second and never
+  retries, so an unreachable API costs about a second.
+* **Offline**: hybrid (:mod:`teamsync.recall.hybrid`: bm25 plus a local
+  sentence-embedding model) when the ``teamsync[embed]`` extra is installed,
+  else lexical (:mod:`teamsync.recall.lexical`: SQLite FTS5 + bm25), both
+  cached on disk and both with a relevance floor: fewer than ``limit``
+  memories, or none, come back when fewer clear it.
 
 Each chosen memory is read without following symlinks, capped like Claude Code
 (200 lines / 4,096 bytes, with a truncation note), aged from the history sync
@@ -25,17 +33,25 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import ConfigError, LLMError, MemoryFormatError, SecurityError, UsageError
-from teamsync.memdir.freshness import age_days, changed_at, checksum_bytes, freshness_note
+from teamsync.memdir.freshness import (
+    age_days,
+    age_reason,
+    changed_at,
+    checksum_bytes,
+    freshness_note,
+)
 from teamsync.memdir.headers import MemoryHeader, scan_headers
 from teamsync.memdir.paths import memory_dir
 from teamsync.recall import llm
 from teamsync.recall.drift import Checkout, drift_reasons
-from teamsync.recall.lexical import default_cache_path, lexical_search
+from teamsync.recall.lexical import FLOOR, default_cache_path, lexical_search
 
 MAX_LINES = 200
 MAX_BYTES = 4096
 MANIFEST_LIMIT = 200
 RECALL_TIMEOUT = 20.0
+CONNECT_TIMEOUT = 1.0
+MODES = ("auto", "hybrid", "lexical")
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,7 @@ class Recalled:
 
     @property
     def stale(self) -> bool:
-        """True when code drift was found (a cited path is gone or changed since)."""
+        """True whenever a caveat is attached: 2 days old or more, or code drift found."""
         return bool(self.stale_reasons)
 
 
@@ -73,7 +89,7 @@ class Recalled:
 class RecallResult:
     memories: list[Recalled]
     selector: str
-    """``claude`` or ``lexical``"""
+    """``claude``, ``hybrid`` or ``lexical``"""
     notes: list[str] = field(default_factory=list)
 
 
@@ -106,60 +122,130 @@ def iso(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def manifest_line(header: MemoryHeader, stamp: float) -> str:
-    """``- [type] relpath (ISO time): description`` (Claude Code's manifest format)."""
+def manifest_line(header: MemoryHeader, stamp: float, now: float | None = None) -> str:
+    """``- [type] relpath (ISO time, N days old): description`` (Claude Code's format plus age)."""
     description = " ".join((header.description or "").split())
     tail = f": {description}" if description else ""
-    return f"- [{header.type or 'unknown'}] {header.path} ({iso(stamp)}){tail}"
+    days = age_days(stamp, time.time() if now is None else now)
+    age = {0: "today", 1: "1 day old"}.get(days, f"{days} days old")
+    return f"- [{header.type or 'unknown'}] {header.path} ({iso(stamp)}, {age}){tail}"
 
 
-def build_manifest(memdir: Path, state_dir: Path) -> tuple[str, set[str]]:
-    """The manifest of the newest 200 headers and the set of paths it offers."""
-    headers = scan_headers(memdir, MANIFEST_LIMIT)
+def build_manifest(
+    memdir: Path, state_dir: Path, first: list[str] | None = None
+) -> tuple[str, set[str]]:
+    """The manifest of at most 200 headers and the set of paths it offers.
+
+    ``first`` (the offline ranker's candidates) are offered before the newest
+    memories fill the rest, so a directory of more than 200 memories hides no
+    memory the query is about.
+    """
+    headers = scan_headers(memdir, 10**9)
     stamped = []
     for header in headers:
         try:
-            stamped.append((changed_at(state_dir, header.abs_path), header))
+            stamp = changed_at(state_dir, header.abs_path, modified=header.modified)
+            stamped.append((stamp, header))
         except OSError:
             continue
     stamped.sort(key=lambda item: (-item[0], item[1].path))
-    lines = [manifest_line(header, stamp) for stamp, header in stamped]
+    if len(stamped) > MANIFEST_LIMIT and first:
+        wanted = {p: i for i, p in enumerate(first)}
+        stamped.sort(key=lambda item: wanted.get(item[1].path, len(wanted)))
+        stamped = stamped[:MANIFEST_LIMIT]
+        stamped.sort(key=lambda item: (-item[0], item[1].path))
+    stamped = stamped[:MANIFEST_LIMIT]
+    now = time.time()
+    lines = [manifest_line(header, stamp, now) for stamp, header in stamped]
     return "\n".join(lines), {header.path for _, header in stamped}
 
 
 def _claude_picks(
-    claude: llm.Claude, query: str, limit: int, memdir: Path, state_dir: Path, notes: list[str]
+    claude: llm.Claude,
+    query: str,
+    limit: int,
+    memdir: Path,
+    settings: Settings,
+    notes: list[str],
 ) -> list[Pick]:
-    manifest, offered = build_manifest(memdir, state_dir)
+    first: list[str] | None = None
+    if _count_memories(memdir) > MANIFEST_LIMIT:
+        first = [p.path for p in _lexical_picks(settings, memdir, query, MANIFEST_LIMIT, None)]
+    manifest, offered = build_manifest(memdir, settings.state_dir, first)
     if not offered:
         return []
     chosen = claude.select_memories(query, manifest, limit)
     unknown = [p for p in chosen if p not in offered]
     if unknown:
-        notes.append(f"ignored {len(unknown)} path(s) Claude named that are not memories")
+        notes.append(f"ignored {len(unknown)} path(s) Claude named that were not in its list")
     known = list(dict.fromkeys(p for p in chosen if p in offered))[:limit]
     why = f"chosen by {claude.model} from {len(offered)} memory headers"
     return [Pick(p, round(1.0 / (rank + 1), 4), why) for rank, p in enumerate(known)]
 
 
-def _lexical_picks(settings: Settings, memdir: Path, query: str, limit: int) -> list[Pick]:
+def _count_memories(memdir: Path) -> int:
+    from teamsync.recall.lexical import iter_memory_files
+
+    return sum(1 for _ in iter_memory_files(memdir))
+
+
+def _lexical_picks(
+    settings: Settings, memdir: Path, query: str, limit: int, floor: float | None = FLOOR
+) -> list[Pick]:
     cache = default_cache_path(settings.cache_dir, memdir)
-    hits = lexical_search(memdir, query, limit, cache_path=cache, explain=True)
-    return [Pick(h.path, h.score, "lexical match on " + ", ".join(h.matched[:8])) for h in hits]
+    hits = lexical_search(memdir, query, limit, cache_path=cache, explain=True, floor=floor)
+    return [
+        Pick(
+            h.path,
+            h.score,
+            f"bm25 {h.score:g} on {', '.join(h.matched[:8])} "
+            f"(covers {h.coverage:.0%} of the query; floor {FLOOR:.0%})",
+        )
+        for h in hits
+    ]
+
+
+def _hybrid_picks(settings: Settings, memdir: Path, query: str, limit: int) -> list[Pick]:
+    from teamsync.recall.hybrid import hybrid_search
+    from teamsync.recall.vectors import default_vectors_path
+
+    hits = hybrid_search(
+        memdir,
+        query,
+        limit,
+        cache_path=default_cache_path(settings.cache_dir, memdir),
+        vectors_path=default_vectors_path(settings.state_dir, memdir),
+    )
+    return [Pick(h.path, round(h.score, 4), h.why) for h in hits]
+
+
+def _offline(
+    settings: Settings, memdir: Path, query: str, limit: int, mode: str
+) -> tuple[list[Pick], str]:
+    from teamsync.recall import embed
+
+    if mode == "hybrid" or (mode == "auto" and embed.available()):
+        return _hybrid_picks(settings, memdir, query, limit), "hybrid"
+    return _lexical_picks(settings, memdir, query, limit), "lexical"
 
 
 def _select(
-    settings: Settings, query: str, limit: int, claude: llm.Claude | None, memdir: Path
+    settings: Settings,
+    query: str,
+    limit: int,
+    claude: llm.Claude | None,
+    memdir: Path,
+    mode: str,
 ) -> RecallResult:
     notes: list[str] = []
     if claude is not None:
         try:
-            picks = _claude_picks(claude, query, limit, memdir, settings.state_dir, notes)
+            picks = _claude_picks(claude, query, limit, memdir, settings, notes)
             return RecallResult(_load(settings, memdir, picks, notes), "claude", notes)
         except LLMError as exc:
-            notes.append(f"Claude recall failed: {exc}; fell back to lexical ranking")
-    picks = _lexical_picks(settings, memdir, query, limit)
-    return RecallResult(_load(settings, memdir, picks, notes), "lexical", notes)
+            notes.append(f"Claude recall failed: {exc}; fell back to offline ranking")
+    picks, selector = _offline(settings, memdir, query, limit, mode)
+    return RecallResult(_load(settings, memdir, picks, notes), selector, notes)
 
 
 def _load(settings: Settings, memdir: Path, picks: list[Pick], notes: list[str]) -> list[Recalled]:
@@ -192,15 +278,18 @@ def _recalled(
 ) -> Recalled:
     from teamsync.memdir.format import parse_memory
 
+    modified = None
     try:
         memory = parse_memory(text, pick.path)
         kind, description = memory.type, memory.description
+        modified = memory.modified.timestamp() if memory.modified is not None else None
     except MemoryFormatError:
         kind = description = None
-    stamp = changed_at(settings.state_dir, memdir / pick.path, checksum_bytes(data))
+    stamp = changed_at(settings.state_dir, memdir / pick.path, checksum_bytes(data), modified)
     days = age_days(stamp, now)
     content, note = cap_content(text, pick.path)
-    reasons = drift_reasons(text, stamp, checkout, memdir=memdir)
+    aged = age_reason(days)
+    reasons = ([aged] if aged else []) + drift_reasons(text, stamp, checkout, memdir=memdir)
     return Recalled(
         path=pick.path,
         score=pick.score,
@@ -224,12 +313,17 @@ def recall(
     offline: bool = False,
     claude: llm.Claude | None = None,
     model: str | None = None,
+    mode: str = "auto",
 ) -> RecallResult:
-    """Select and load up to ``limit`` memories for ``query``.
+    """Select and load at most ``limit`` memories for ``query`` (fewer when fewer are relevant).
 
     ``claude`` injects a client (tests); otherwise one is built from the
-    environment unless ``offline`` or no API key is set.
+    environment unless ``offline`` or no API key is set. ``mode`` picks the
+    offline ranker: ``auto`` (hybrid when the embedding extra is installed),
+    ``hybrid`` (an error without the extra) or ``lexical``.
     """
+    if mode not in MODES:
+        raise UsageError(f"unknown recall mode {mode!r}; use one of {', '.join(MODES)}")
     memdir = memory_dir(settings)
     if not memdir.is_dir():
         raise ConfigError(
@@ -240,5 +334,11 @@ def recall(
     if offline:
         claude = None
     elif claude is None:
-        claude = llm.from_settings(settings, model=model, timeout=RECALL_TIMEOUT, max_retries=1)
-    return _select(settings, query, max(0, limit), claude, memdir)
+        claude = llm.from_settings(
+            settings,
+            model=model,
+            timeout=RECALL_TIMEOUT,
+            connect_timeout=CONNECT_TIMEOUT,
+            max_retries=0,
+        )
+    return _select(settings, query, max(0, limit), claude, memdir, mode)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from teamsync import _files
 
 CURSOR_VERSION = 1
 
@@ -31,16 +32,8 @@ def state_root(state_dir: Path, memdir: Path) -> Path:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write a small state file atomically (temp + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".teamsync-tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    """Write a small state file atomically (:func:`teamsync._files.write_atomic`)."""
+    _files.write_atomic(path, text)
 
 
 def _cursor_path(root: Path, transcript: Path) -> Path:

@@ -9,22 +9,43 @@ never the text. ``MEMORY.md`` is off limits (teamsync regenerates it), there
 is no delete tool, and new content must be a valid memory (frontmatter with
 ``name``, a one-line ``description`` and a known ``type``).
 
-With ``dry_run`` nothing is written: writes land in :attr:`MemoryTools.proposed`
-and later reads see them.
+Before a write is accepted it must also pass the extraction rules
+(:mod:`teamsync.recall.exclusions`: no user memory in ``team/``, no code, repo
+paths, git history, fix recipes, transient state or duplicates), have a name
+that no other memory shares up to case and Unicode normalisation, and not be in
+a dot-folder (recall and the indexes never look there). A refusal goes back to
+the model with its reason and is reported to the user.
+
+Accepted writes are *staged* in :attr:`MemoryTools.proposed` (later reads see
+them) and reach the disk only in :meth:`MemoryTools.commit`, after the model's
+last turn: an API failure mid-run leaves nothing written. ``dry_run`` runs
+exactly the same checks and never commits, so it proposes what a real run
+writes.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from teamsync.errors import KeyRejected, MemoryFormatError, SecretFound, SecurityError
+from teamsync.errors import (
+    KeyRejected,
+    MemoryFormatError,
+    SecretFound,
+    SecurityError,
+    TeamsyncError,
+)
 from teamsync.memdir.format import INDEX_NAME, memory_problems, parse_memory
 from teamsync.memdir.headers import scan_headers
+from teamsync.memdir.layout import layout_for_write
+from teamsync.recall.exclusions import check, fold
 from teamsync.recall.llm import ToolCall
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import guard_write, safe_write
 from teamsync.security.keys import validate_key
+from teamsync.security.names import redact_name
 
 MAX_READ_CHARS = 50_000
 MAX_LISTED = 500
@@ -87,14 +108,38 @@ def secret_refusal(path: str, exc: SecretFound) -> str:
     )
 
 
-def check_memory(key: str, content: str) -> None:
-    """Refuse content that is not a usable memory file (ToolError with the problems)."""
+def check_memory(key: str, content: str) -> str | None:
+    """Refuse content that is not a usable memory file (ToolError); returns its ``type``."""
     try:
-        problems = memory_problems(parse_memory(content, key))
+        memory = parse_memory(content, key)
+        problems = memory_problems(memory)
     except MemoryFormatError as exc:
         raise ToolError(f"Refused: {exc}") from exc
     if problems:
         raise ToolError(f"Refused: {key} is not a valid memory: " + "; ".join(problems))
+    return memory.type
+
+
+def load_memories(memdir: Path) -> dict[str, str]:
+    """Every readable memory (``*.md`` except the indexes), by key; links are never followed."""
+    out: dict[str, str] = {}
+    if not memdir.is_dir():
+        return out
+    with SafeDir(memdir) as root:
+        for item in root.walk():
+            name = item.key.rsplit("/", 1)[-1]
+            if item.problem is None and name.endswith(".md") and name != INDEX_NAME:
+                try:
+                    out[item.key] = root.read_text(item.key)
+                except (OSError, TeamsyncError):
+                    continue
+    return out
+
+
+def name_clash(key: str, others: Mapping[str, object]) -> str | None:
+    """Another key equal to ``key`` up to case and Unicode normalisation (None when unique)."""
+    folded = fold(key)
+    return next((o for o in others if o != key and fold(o) == folded), None)
 
 
 def memory_key(path: Any) -> str:
@@ -110,18 +155,27 @@ def memory_key(path: Any) -> str:
         raise ToolError("Refused: memory files must end in .md")
     if key.rsplit("/", 1)[-1] == INDEX_NAME:
         raise ToolError("Refused: MEMORY.md is maintained by teamsync; write memory files only")
+    if any(seg.startswith(".") for seg in key.split("/")):
+        raise ToolError(
+            "Refused: names starting with a dot are hidden from recall and the indexes; "
+            "use a plain name such as team/project_x.md"
+        )
     return key
 
 
 class MemoryTools:
     """Executes tool calls for one extraction run."""
 
-    def __init__(self, memdir: Path, *, dry_run: bool = False) -> None:
+    def __init__(
+        self, memdir: Path, *, dry_run: bool = False, checkout: Path | None = None
+    ) -> None:
         self.memdir = memdir
         self.dry_run = dry_run
+        self.checkout = checkout
         self.proposed: dict[str, str] = {}
         self.written: list[str] = []
         self.refused: list[tuple[str, str]] = []
+        self.existing = load_memories(memdir)
 
     def run(self, call: ToolCall) -> dict[str, Any]:
         """Execute one call and return its ``tool_result`` block."""
@@ -143,6 +197,10 @@ class MemoryTools:
         except ToolError as exc:
             result["content"] = str(exc)
             result["is_error"] = True
+            path = call.input.get("path")
+            entry = (path if isinstance(path, str) else "?", str(exc))
+            if call.name in ("write_file", "edit_file") and entry not in self.refused:
+                self.refused.append(entry)  # key and format refusals are reported too
         return result
 
     def list_files(self) -> str:
@@ -187,22 +245,56 @@ class MemoryTools:
             raise ToolError(f"old_string occurs {count} times in {key}; it must occur exactly once")
         return self._store(key, text.replace(old, new, 1))
 
+    def _refuse(self, key: str, message: str) -> ToolError:
+        self.refused.append((key, message))
+        return ToolError(message)
+
     def _store(self, key: str, content: str) -> str:
-        check_memory(key, content)
+        # A new memory gets Claude Code's current layout; an edit keeps the file's layout.
+        content = layout_for_write(self._current(key), content, time.time(), key)
+        kind = check_memory(key, content)
+        clash = name_clash(key, {**self.existing, **self.proposed})
+        if clash is not None:
+            raise self._refuse(
+                key,
+                f"Refused: {key} differs from the existing {clash} only by case or Unicode "
+                f"normalisation (the same file on many disks); write {clash} instead",
+            )
+        others = {k: v for k, v in {**self.existing, **self.proposed}.items() if k != key}
+        refusal = check(key, content, kind, existing=others, checkout=self.checkout)
+        if refusal is not None:
+            raise self._refuse(
+                key, f"Refused ({refusal.kind}): {key} was not saved because {refusal.reason}"
+            )
         try:
-            if self.dry_run:
-                guard_write(key, content)
-            else:
-                with SafeDir(self.memdir) as root:
-                    safe_write(root, key, content)
+            guard_write(key, content)
+            with SafeDir(self.memdir, create=True) as root:
+                root.stat(key)  # the real write's path checks (links, non-files), done now
         except SecretFound as exc:
-            message = secret_refusal(key, exc)
-            self.refused.append((key, message))
-            raise ToolError(message) from exc
+            raise self._refuse(key, secret_refusal(key, exc)) from exc
         except (SecurityError, MemoryFormatError) as exc:
-            self.refused.append((key, str(exc)))
-            raise ToolError(f"Refused: {exc}") from exc
+            raise self._refuse(
+                redact_name(key), f"Refused: {exc}"
+            ) from exc  # a name may hold the secret
         self.proposed[key] = content
-        if key not in self.written:
-            self.written.append(key)
         return f"{'Proposed' if self.dry_run else 'Wrote'} {key} ({len(content.encode())} bytes)"
+
+    def commit(self) -> list[str]:
+        """Write every staged memory; all or nothing (pre-images are restored on a failure)."""
+        if self.dry_run:
+            return []
+        done: list[str] = []
+        with SafeDir(self.memdir, create=True) as root:
+            try:
+                for key, content in self.proposed.items():
+                    safe_write(root, key, content)
+                    done.append(key)
+            except BaseException:
+                for key in done:
+                    if key in self.existing:
+                        root.write_text(key, self.existing[key])
+                    else:
+                        root.delete(key)
+                raise
+        self.written = done
+        return done

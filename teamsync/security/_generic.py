@@ -46,6 +46,11 @@ _CONFIG: dict[str, Any] = {
 _NON_WORD = re.compile(r"\W")
 
 
+def _word_first(value: str) -> str:
+    """``value`` as KeywordDetector can read it: its pattern needs a word character first."""
+    return value if value[:1].isalnum() or value[:1] == "_" else "a" + value
+
+
 def _rule_for(secret_type: str) -> str:
     return "generic-secret" if secret_type == "Secret Keyword" else "generic-high-entropy"
 
@@ -67,17 +72,19 @@ def _run(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
         get_plugins.cache_clear()
         for path, indexes in by_path.items():
             lines = [
-                (n, f'{_NON_WORD.sub("_", items[i][1])} = "{items[i][2]}"')
+                (n, f'{_NON_WORD.sub("_", items[i][1])} = "{_word_first(items[i][2])}"')
                 for n, i in enumerate(indexes, start=1)
             ]
             for potential in _process_line_based_plugins(lines, path):
                 index = indexes[potential.line_number - 1]
                 value = str(potential.secret_value or "")
-                if not value or looks_like_placeholder(value):
+                if not value or looks_like_placeholder(items[index][2]):
                     continue
                 rule_id = _rule_for(str(potential.type))
-                if index not in results or rule_id == "generic-secret":
-                    results[index] = (rule_id, fingerprint(rule_id, value))
+                weak = items[index][1] == "api_key"  # a token/key label: entropy says more
+                preferred = "generic-high-entropy" if weak else "generic-secret"
+                if index not in results or rule_id == preferred:
+                    results[index] = (rule_id, fingerprint(rule_id, items[index][2]))
     return [(index, rule, fp) for index, (rule, fp) in sorted(results.items())]
 
 

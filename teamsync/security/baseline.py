@@ -12,12 +12,11 @@ The secret itself is never written.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from teamsync._files import write_atomic
 from teamsync.errors import ConfigError
 from teamsync.security.secrets import Finding
 
@@ -62,14 +61,4 @@ def render_baseline(findings: Iterable[Finding]) -> str:
 
 def save_baseline(path: Path, findings: Iterable[Finding]) -> None:
     """Write the baseline atomically (temp file + fsync + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".teamsync-baseline-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(render_baseline(findings))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, render_baseline(findings), new_mode=0o644)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,18 +69,33 @@ _URL_PASSWORD_PLACEHOLDERS = frozenset(
 )
 
 
+_PLACEHOLDER_RUN = re.compile(r"x{4,}")
+
+
 def looks_like_placeholder(value: str) -> bool:
-    """True for documented examples, template references and low-variety filler."""
+    """True for documented examples, template references and low-variety filler.
+
+    The test is on the whole value: a dictionary word (``example``, ``changeme``…)
+    marks any value, but an ``xxxx`` run, which a long random key holds by chance
+    (about 1 RSA-2048 key in 650), marks a long value only when the x's are a
+    quarter of it or one run of eight.
+    """
     lowered = value.lower()
-    if any(word in lowered for word in _PLACEHOLDER_WORDS):
-        return True
     if any(mark in value for mark in _PLACEHOLDER_MARKS):
         return True
     if hashlib.sha256(value.encode()).hexdigest() in _KNOWN_EXAMPLES:
         return True
     if len(value) >= 16 and len(set(value[-16:])) < 4:
         return True  # a real token's random tail is never this uniform
-    return len(value) >= 12 and len(set(value)) < 6
+    if len(value) >= 12 and len(set(value)) < 6:
+        return True
+    words = [word for word in _PLACEHOLDER_WORDS if word in lowered]
+    if not words:
+        return False
+    if len(value) < 24 or words != ["xxxx"]:
+        return True
+    runs = [len(run) for run in _PLACEHOLDER_RUN.findall(lowered)]
+    return max(runs) >= 8 or 4 * sum(runs) >= len(value)
 
 
 def _token(value: str) -> bool:
@@ -100,6 +117,32 @@ def _jwt(value: str) -> bool:
     if not isinstance(decoded, dict) or str(decoded.get("alg", "")).lower() in ("", "none"):
         return False
     return not looks_like_placeholder(value.split(".", 1)[1])
+
+
+def _shannon(value: str) -> float:
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    return -sum(k / len(value) * math.log2(k / len(value)) for k in counts.values())
+
+
+def _aws_secret(value: str) -> bool:
+    """A 40-character base64 run that is random like an AWS secret, not a hash or filler."""
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    if not any(c.isdigit() for c in value) or _shannon(value) < 4.2:
+        return False
+    return not looks_like_placeholder(value)
+
+
+def _discord_token(value: str) -> bool:
+    """The first segment of a Discord token is the base64 of a numeric user id."""
+    head = value.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode("ascii")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    return decoded.isdigit() and 17 <= len(decoded) <= 20 and not looks_like_placeholder(value)
 
 
 _PEM_HEADER = re.compile(r"^[A-Za-z-]+:.*$", re.MULTILINE)
@@ -137,8 +180,26 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 _B = r"(?![A-Za-z0-9_\-])"  # right boundary for token alphabets
 _ASSIGN = r"""["'\]]{0,2}\s*(?::=|=>|[:=])\s*["']?"""
+_SAY = (
+    r"""["'`\]]{0,2}[ \t]*(?::=|=>|[:=：＝]|[ \t](?i:is|was|are)(?:[ \t]*[:=])?|(?<=[ \t])(?=["'`]))"""
+    r"""[ \t]*["'`]?"""
+)
+"""An assignment or a prose "is": ``key: V``, ``key = "V"``, ``key is V``, ``key：V``."""
+_AWS_SECRET_LABEL = (
+    r"(?i:aws[ _\-.]?(?:[\w\-]{1,20}[ _\-.]){0,3}?secret(?:[ _\-.]?access)?(?:[ _\-.]?key)?"
+    r"|secret[ _\-.]?(?:access[ _\-.]?)?key)"
+)
+_AWS_KEY_IDS = ("AKIA", "ASIA", "ABIA", "ACCA", "A3T")
+
+# teamsync's own server token (teamsync/server/tokens.py): tsm_<12 hex id>_<43 urlsafe>.
+TEAMSYNC_TOKEN_RULE = Rule(
+    "teamsync-server-token",
+    "teamsync server token",
+    _r(r"tsm_[0-9a-f]{12}_[A-Za-z0-9_\-]{43}" + _B),
+)
 
 RULES: tuple[Rule, ...] = (
+    TEAMSYNC_TOKEN_RULE,
     Rule(
         "aws-access-token",
         "AWS access key ID",
@@ -147,13 +208,18 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "aws-secret-access-key",
         "AWS secret access key",
-        _r(
-            r"(?i:aws[_\-.]?secret(?:[_\-.]?access)?(?:[_\-.]?key)?|secret[_\-.]?access[_\-.]?key)"
-            + _ASSIGN
-            + r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-        ),
+        _r(_AWS_SECRET_LABEL + _SAY + r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
         ("secret",),
+        _aws_secret,
         left_boundary=False,
+    ),
+    Rule(
+        "aws-secret-near-key-id",
+        "AWS secret access key next to its key ID",
+        _r(r"(?<![A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        _AWS_KEY_IDS,
+        _aws_secret,
+        context_chars=300,
     ),
     Rule("gcp-api-key", "Google / GCP API key", _r(r"AIza[0-9A-Za-z_\-]{35}" + _B)),
     Rule(
@@ -327,13 +393,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "discord-bot-token",
-        "Discord bot token",
+        "Discord bot or user token",
         _r(
-            r"(?<![A-Za-z0-9_\-])[MNO][a-zA-Z0-9_\-]{23,25}\.[a-zA-Z0-9_\-]{6}\.[a-zA-Z0-9_\-]{27,38}"
+            r"(?<![A-Za-z0-9_\-])[MNO][a-zA-Z0-9_\-]{22,26}\.[a-zA-Z0-9_\-]{6,7}\.[a-zA-Z0-9_\-]{27,38}"
             + _B
         ),
-        ("discord",),
-        context_chars=400,
+        ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),  # base64 of a user id's first digit
+        _discord_token,
     ),
     Rule(
         "discord-webhook-url",
@@ -393,3 +459,218 @@ def rule_label(rule_id: str) -> str:
     """The human label of a rule id (specific or generic)."""
     rule = RULES_BY_ID.get(rule_id)
     return rule.label if rule is not None else GENERIC_RULES.get(rule_id, rule_id)
+
+
+# --- the generic layer: a secret-named label, a separator, a plausible value ---------------
+#
+# Labels in the languages teams write memory in. Each maps to the key detect-secrets'
+# KeywordDetector knows ("password" or "secret"), so its filters judge every language
+# the same way. *Strong* labels name a password or secret outright; a *weak* label
+# (token, key, credentials) needs a random-looking value (see generic_value_random).
+
+PASSWORD_LABELS: tuple[str, ...] = (
+    "비밀번호", "패스워드", "암호",  # Korean
+    "密码", "密碼", "口令",  # Chinese
+    "パスワード", "暗証番号",  # Japanese
+    "senha",  # Portuguese
+    "contraseña", "contrasena", "clave",  # Spanish
+    "şifre", "şifresi", "parola", "parolası",  # Turkish
+    "mật khẩu", "mat khau",  # Vietnamese
+    "пароль", "пароля",  # Russian
+    "passwort", "kennwort",  # German
+    "mot de passe", "mdp",  # French
+)  # fmt: skip
+SECRET_LABELS: tuple[str, ...] = (
+    "비밀 키", "비밀키", "시크릿",
+    "密钥", "秘钥", "密鑰",
+    "シークレット", "秘密鍵",
+    "segredo", "chave secreta",
+    "secreto", "clave secreta",
+    "gizli anahtar",
+    "khóa bí mật", "mã bí mật",
+    "секрет", "секретный ключ",
+    "geheimnis", "geheimer schlüssel",
+    "clé secrète",
+)  # fmt: skip
+TOKEN_LABELS: tuple[str, ...] = (
+    "토큰", "令牌", "トークン", "токен", "jeton",
+    "token de acceso", "token de acesso", "token truy cập", "jeton d'accès", "токен доступа",
+    "erişim tokenı", "zugriffstoken", "访问令牌", "アクセストークン", "액세스 토큰",
+    "api 키", "api키", "api密钥", "apiキー", "chave de api", "chave da api", "clave de api",
+    "api anahtarı", "khóa api", "ключ api", "api-schlüssel", "clé api", "clé d'api",
+)  # fmt: skip
+FOREIGN_LABELS: tuple[str, ...] = PASSWORD_LABELS + SECRET_LABELS + TOKEN_LABELS
+
+GENERIC_KEYWORDS: tuple[str, ...] = (
+    "pass", "pwd", "secret", "token", "credential", "auth", "key",
+    *sorted({max(label.split(" "), key=len) for label in FOREIGN_LABELS}),
+)  # fmt: skip
+"""Lower-case literals, one of which is on every line the generic layer looks at (for a
+foreign label, its longest word: a label matches only where all its words are)."""
+
+
+def _alternation(labels: tuple[str, ...]) -> str:
+    ordered = sorted(set(labels), key=len, reverse=True)
+    return "|".join(r"[ \t]?".join(map(re.escape, label.split(" "))) for label in ordered)
+
+
+_EN_STRONG = r"pass(?:word|wd|phrase)|pwd|secret(?:[ _.\-]?(?:access[ _.\-]?)?key)?"
+_EN_WEAK = (
+    r"(?:(?:api|auth|access|refresh|bearer|bot|private|client|account|service|db|database"
+    r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass|token|key|authorization"
+    r"|credentials?)"
+)
+
+
+def _is_cjk(label: str) -> bool:
+    """Hangul, kana or Han in ``label`` (such a label has no word boundary before it)."""
+    return any(
+        "\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af"
+        for c in label
+    )
+
+
+_KEY = (
+    r"(?P<key>(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]*?(?i:"
+    + _EN_STRONG
+    + "|"
+    + _EN_WEAK
+    + r")[\w.\-]*"
+    r"|(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if _is_cjk(x))) + r")"
+    r"|(?<!\w)(?i:"
+    + _alternation(tuple(x for x in FOREIGN_LABELS if not _is_cjk(x)))
+    + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2})"  # пароль администратора
+)
+_QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
+    r"(?:[ \t]+(?i:for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của)"
+    r"(?:[ \t]+la)?[ \t]+[\w.\-]{1,30}){0,2}"
+)
+_ASSIGNMENT = (
+    r"""["'\]]{0,2}[ \t]*(?::=|=>|[:=：＝])(?!=)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"""
+)
+_PROSE_VERB = (
+    r"[ \t]+(?i:is|was|are|were|set[ \t]+to|equals|becomes|ist|lautet|war|est|était|es|era"
+    r"|é|là|было|—|–)(?!\w)[ \t]*[:：]?[ \t]*"
+)
+_PARTICLE = r"(?P<pt>는|은|이|가|를|是|为|為|は|が|を)?"  # CJK markers glued to a label
+_VALUE = (
+    r"""(?:(?P<q>["'`“「『])(?P<qv>[^"'`”」』\n]{1,300})["'`”」』]"""
+    r"""|(?P<uv>[^\s"'`,;)\]}>\u0080-\U0010ffff]{1,300}))"""
+)
+_GENERIC_LINE = (
+    _KEY
+    + r"(?P<sep>"
+    + _ASSIGNMENT
+    + r"|"
+    + _QUALIFIER
+    + _PARTICLE
+    + r"(?:"
+    + _PROSE_VERB
+    + r"|[ \t]*[:：＝=][ \t]*"
+    + r"|(?(pt)[ \t]*|(?!))"  # 비밀번호는 Ab3…, 密码是Ab3…
+    + r"|(?<=[\u3000-\u9fff\uac00-\ud7af])"  # 密码Ab3…: a CJK label glued to the value
+    + r"|[ \t]+(?=[\"'`“「『])"  # senha `…`: a quoted value straight after the label
+    + r"|(?(flag)[ \t]+|(?!))"  # --password VALUE
+    + r"))"
+    + _VALUE
+)
+"""The generic candidate pattern's source (compiled on first use by :func:`generic_line`)."""
+
+
+@functools.cache
+def generic_line() -> re.Pattern[str]:
+    """A generic candidate: ``key`` (the label), ``sep`` and the value (``qv`` or ``uv``).
+
+    Compiled on first use (about 8 ms): a text without a secret-named word never pays it.
+    """
+    return re.compile(_GENERIC_LINE)
+
+
+_ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # detect_secrets.main:main
+_PROSE_TRAIL = ".,:;!?"
+
+
+def generic_label(key: str) -> tuple[str, bool]:
+    """The KeywordDetector key for a matched label, and whether the label is strong.
+
+    Strong labels map to ``password`` or ``secret``; weak ones to ``api_key``, which
+    KeywordDetector also knows, and for which an entropy finding is preferred.
+    """
+    lowered = re.sub(r"[ \t]+", "_", key.lower().lstrip("-"))
+    squeezed = re.sub(r"[ \t_]+", "", lowered)
+    if any(label.replace(" ", "") in squeezed for label in PASSWORD_LABELS):
+        return "password", True
+    if any(label.replace(" ", "") in squeezed for label in SECRET_LABELS):
+        return "secret", True
+    if re.search(r"pass(?:word|wd|phrase)|pwd", lowered):
+        return "password", True
+    if re.fullmatch(r"[\w.\-]*secret(?:[_.\-]?key)?[\w.\-]*", lowered) and not (
+        re.search(r"secret[_.\-]?(?:name|ref|id|arn|path|file|manager|store)", lowered)
+    ):
+        return "secret", True
+    return "api_key", False
+
+
+_WORDISH = re.compile(
+    r"[A-Za-z]{1,9}"  # a word
+    r"|[A-Z][A-Z0-9_]*_[A-Z0-9_]+"  # an environment variable name
+    r"|[a-z]+(?:[_\-]+[a-z]+)+"  # an identifier
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # an attribute reference (self._key, settings.API_KEY)
+    r"|\d[A-Z]?[a-z]{3,}"  # a product name (1Password)
+    r"|(?:[A-Z]+[a-z]+|[a-z]+)(?:[A-Z]+[a-z]+)+"  # a CamelCase name (OAuthFlowPassword)
+)
+_PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")
+
+
+def generic_value_plausible(value: str) -> bool:
+    """Cheap checks before detect-secrets sees a value: drop words, references, templates."""
+    if len(value) < 6 or any(c.isspace() for c in value):
+        return False
+    if value[-1] in "-_" and all(c.isalnum() or c in "-_" for c in value):
+        return False  # an identifier cut at a dash, not a password ending in one
+    if not value.isascii() or not value.isprintable():
+        return False  # generated secrets are ASCII; prose in another script is not a value
+    if len(value) < 16 and not any(c.isdigit() for c in value):
+        return False  # short, digit-free values are words far more often than passwords
+    if (
+        value[0] in "$%{<@/~("
+        or value.startswith("./")
+        or "://" in value
+        or "(" in value
+        or "[" in value
+    ):
+        return False
+    if value.startswith(_PUBLIC_PREFIXES) or _WORDISH.fullmatch(value):
+        return False
+    return not looks_like_placeholder(value)
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def generic_value_random(value: str) -> bool:
+    """For a weak label (token, key): long enough, mixed and spread like a generated value."""
+    if len(value) < 16 or not any(c.isdigit() for c in value):
+        return False
+    if not any(c.isalpha() for c in value):
+        return False
+    return _entropy(value) >= 3.3
+
+
+def clean_generic_value(value: str, quoted: bool) -> str:
+    """An unquoted value without the sentence punctuation that follows it."""
+    if quoted:
+        return value
+    while value.endswith(("\\n", "\\r", "\\t")):  # a literal escape closing a code string
+        value = value[:-2]
+    return value.rstrip(_PROSE_TRAIL)
+
+
+def is_entry_point(value: str) -> bool:
+    """``module.path:function``: a packaging entry point, never a secret."""
+    return _ENTRY_POINT.fullmatch(value) is not None

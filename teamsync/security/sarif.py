@@ -33,8 +33,9 @@ def _rule(rule_id: str) -> dict[str, Any]:
         "shortDescription": {"text": label},
         "fullDescription": {"text": f"{label}: a likely secret committed in plain text."},
         "help": {
-            "text": "Remove the secret and rotate it. If it is not a secret, add a "
-            "`teamsync: allow` comment on the line or record it in the baseline."
+            "text": "Remove the secret and rotate it: it may already be exposed. A reviewer "
+            "who confirms a false positive records its fingerprint in the project's "
+            "reviewed allowlist (docs/scanning.md); inline comments do not count in team memory."
         },
         "defaultConfiguration": {"level": "error"},
         "properties": {"tags": ["security", "secret"], "security-severity": "8.0"},
@@ -42,7 +43,7 @@ def _rule(rule_id: str) -> dict[str, Any]:
 
 
 def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
-    return {
+    result: dict[str, Any] = {
         "ruleId": finding.rule,
         "ruleIndex": rule_index,
         "level": "error",
@@ -59,6 +60,11 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
         ],
         "partialFingerprints": {"teamsyncFingerprint/v1": finding.fingerprint},
     }
+    if finding.commit:  # --git-range: the commit that added the line
+        result["partialFingerprints"]["teamsyncCommit/v1"] = finding.commit
+        result["properties"] = {"commit": finding.commit}
+        result["message"]["text"] += f" Added in commit {finding.commit}."
+    return result
 
 
 def render_sarif(findings: Sequence[Finding]) -> str:

@@ -27,11 +27,21 @@ nextline secret`` skip the following line); a baseline is a set of fingerprints.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from teamsync.security.rules import RULES, Rule, looks_like_placeholder
+from teamsync.security.names import name_findings
+from teamsync.security.rules import (
+    GENERIC_KEYWORDS,
+    RULES,
+    Rule,
+    clean_generic_value,
+    generic_label,
+    generic_line,
+    generic_value_plausible,
+    generic_value_random,
+    is_entry_point,
+)
 
 ALLOW_MARKERS = ("teamsync: allow", "pragma: allowlist secret")
 NEXT_LINE_MARKERS = ("teamsync: allow-next-line", "pragma: allowlist nextline secret")
@@ -44,16 +54,22 @@ class Finding:
 
     path: str
     line: int
+    """0 for a secret in the file's name (the path is then shown redacted)."""
     rule: str
     fingerprint: str
+    commit: str | None = None
+    """``scan --git-range``: the commit that added the line."""
 
     def as_dict(self) -> dict[str, str | int]:
-        return {
+        data: dict[str, str | int] = {
             "path": self.path,
             "line": self.line,
             "rule": self.rule,
             "fingerprint": self.fingerprint,
         }
+        if self.commit:
+            data["commit"] = self.commit
+        return data
 
 
 def fingerprint(rule_id: str, secret: str) -> str:
@@ -84,6 +100,7 @@ class _Candidate:
     line: int
     key: str
     value: str = field(repr=False)  # the candidate secret: never in a repr
+    commit: str | None = None
 
 
 class _Text:
@@ -152,7 +169,9 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _rule_hits(doc: _Text, rule: Rule, taken: list[tuple[int, int]]) -> Iterator[_Hit]:
+def _rule_hits(
+    doc: _Text, rule: Rule, taken: list[tuple[int, int]], inline_allow: bool = False
+) -> Iterator[_Hit]:
     if rule.keywords:
         spans = doc.keyword_spans(rule.keywords, rule.context_chars)
     else:
@@ -172,61 +191,28 @@ def _rule_hits(doc: _Text, rule: Rule, taken: list[tuple[int, int]]) -> Iterator
             if any(s_start < t_end and t_start < s_end for t_start, t_end in taken):
                 continue
             taken.append((s_start, s_end))
-            if doc.allowed(s_start):
+            if inline_allow and doc.allowed(s_start):
                 continue
             yield _Hit(s_start, rule.id, fingerprint(rule.id, secret))
 
 
-_GENERIC_KEYWORDS = ("pass", "pwd", "secret", "token", "credential", "auth", "key")
-_GENERIC_LINE = re.compile(
-    r"(?P<key>(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|authorization"
-    r"|(?:api|auth|access|private|client|account|service|db|database|master|signing|encryption)"
-    r"[_.\-]?key)[\w.\-]*)"
-    r"""["'\]]{0,2}\s*(?::=|=>|[:=])(?!=)\s*(?:(?:bearer|basic|token)\s+)?"""
-    r"""(?:(?P<q>["'`])(?P<qv>[^"'`\n]{1,300})(?P=q)|(?P<uv>[^\s"'`,;)]{1,300}))""",
-    re.IGNORECASE,
-)
-_WORDISH = re.compile(
-    r"[A-Za-z]{1,9}"  # a word
-    r"|[A-Z][A-Z0-9_]*_[A-Z0-9_]+"  # an environment variable name
-    r"|[a-z]+(?:[_\-]+[a-z]+)+"  # an identifier
-    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # an attribute reference (self._key, settings.API_KEY)
-)
-_PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")
-
-
-def generic_value_plausible(value: str) -> bool:
-    """Cheap checks before detect-secrets sees a value: drop words, references, templates."""
-    if len(value) < 6 or any(c.isspace() for c in value) or value[-1] in "-_":
-        return False
-    if len(value) < 16 and not any(c.isdigit() for c in value):
-        return False  # short, digit-free values are words far more often than passwords
-    if (
-        value[0] in "$%{<@/~("
-        or value.startswith("./")
-        or "://" in value
-        or "(" in value
-        or "[" in value
-    ):
-        return False
-    if value.startswith(_PUBLIC_PREFIXES) or _WORDISH.fullmatch(value):
-        return False
-    return not looks_like_placeholder(value)
-
-
-def _generic_candidates(doc: _Text, taken_lines: set[int]) -> list[_Candidate]:
+def _generic_candidates(doc: _Text, taken_lines: set[int], inline_allow: bool) -> list[_Candidate]:
     found: dict[int, tuple[str, str]] = {}
-    text = doc.text
-    for start, end in doc.keyword_spans(_GENERIC_KEYWORDS, 0):
-        if text.find("=", start, end) < 0 and text.find(":", start, end) < 0:
-            continue
-        for match in _GENERIC_LINE.finditer(doc.text, start, end):
-            value = match.group("qv") or match.group("uv") or ""
+    for start, end in doc.keyword_spans(GENERIC_KEYWORDS, 0):
+        for match in generic_line().finditer(doc.text, start, end):
             line_start = doc.line_span(match.start())[0]
             if line_start in found or line_start in taken_lines:
                 continue
-            if generic_value_plausible(value) and not doc.allowed(line_start):
-                found[line_start] = (match.group("key"), value)
+            quoted = match.group("qv") is not None
+            value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
+            label, strong = generic_label(match.group("key"))
+            if not generic_value_plausible(value) or is_entry_point(value):
+                continue
+            if not strong and not generic_value_random(value):
+                continue
+            if inline_allow and doc.allowed(line_start):
+                continue
+            found[line_start] = (label, value)
     numbers = doc.line_numbers(list(found))
     return [_Candidate(doc.path, numbers[at], key, value) for at, (key, value) in found.items()]
 
@@ -234,25 +220,53 @@ def _generic_candidates(doc: _Text, taken_lines: set[int]) -> list[_Candidate]:
 class Scanner:
     """Scan many texts, then run the generic detectors once over all candidate lines."""
 
-    def __init__(self, *, baseline: frozenset[str] = frozenset(), generic: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        baseline: frozenset[str] = frozenset(),
+        generic: bool = True,
+        inline_allow: bool = False,
+    ) -> None:
         self.baseline = baseline
         self.generic = generic
+        self.inline_allow = inline_allow
+        """Honour ``teamsync: allow`` pragmas; off for every team-memory gate (see docs/scanning.md)."""
         self._findings: list[Finding] = []
         self._candidates: list[_Candidate] = []
 
     def __repr__(self) -> str:
         return f"Scanner(findings={len(self._findings)}, candidates={len(self._candidates)})"
 
-    def add(self, text: str, path: str, *, first_line: int = 1) -> None:
-        """Scan ``text`` with the specific rules and queue its generic candidate lines."""
+    def add(
+        self,
+        text: str,
+        path: str,
+        *,
+        first_line: int = 1,
+        inline_allow: bool | None = None,
+        commit: str | None = None,
+    ) -> None:
+        """Scan ``text`` with the specific rules and queue its generic candidate lines.
+
+        ``inline_allow`` overrides the scanner's setting for this text (a memory
+        file inside an ordinary code scan never honours pragmas).
+        """
+        allow = self.inline_allow if inline_allow is None else inline_allow
+        in_name = name_findings(path)  # a secret in the name: shown redacted, reported by rule
+        if in_name:
+            path = in_name[0].path
+            self._findings.extend(replace(f, commit=commit) for f in in_name)
         doc = _Text(text, path, first_line)
         taken: list[tuple[int, int]] = []
-        hits = [hit for rule in RULES for hit in _rule_hits(doc, rule, taken)]
+        hits = [hit for rule in RULES for hit in _rule_hits(doc, rule, taken, allow)]
         numbers = doc.line_numbers([hit.offset for hit in hits])
-        self._findings.extend(Finding(path, numbers[h.offset], h.rule, h.fingerprint) for h in hits)
+        self._findings.extend(
+            Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
+        )
         if self.generic:
             taken_lines = {doc.line_span(start)[0] for start, _ in taken}
-            self._candidates.extend(_generic_candidates(doc, taken_lines))
+            found = _generic_candidates(doc, taken_lines, allow)
+            self._candidates.extend(replace(c, commit=commit) if commit else c for c in found)
 
     def finish(self) -> list[Finding]:
         """Every finding so far (generic ones included), minus the baseline, sorted."""
@@ -263,9 +277,11 @@ class Scanner:
             flagged = detect([(c.path, c.key, c.value) for c in self._candidates])
             for index, rule_id, fp in flagged:
                 candidate = self._candidates[index]
-                findings.append(Finding(candidate.path, candidate.line, rule_id, fp))
+                findings.append(
+                    Finding(candidate.path, candidate.line, rule_id, fp, candidate.commit)
+                )
             self._candidates = []
-        unique = {(f.path, f.line, f.rule, f.fingerprint): f for f in findings}
+        unique = {(f.path, f.line, f.rule, f.fingerprint, f.commit): f for f in findings}
         kept = [f for f in unique.values() if f.fingerprint not in self.baseline]
         self._findings = []
         return sorted(kept, key=lambda f: (f.path, f.line, f.rule))
@@ -278,8 +294,14 @@ def scan_text(
     baseline: frozenset[str] = frozenset(),
     generic: bool = True,
     first_line: int = 1,
+    inline_allow: bool = False,
 ) -> list[Finding]:
-    """Findings for ``text`` (reported as ``path``); empty when it holds no likely secret."""
-    scanner = Scanner(baseline=baseline, generic=generic)
+    """Findings for ``text`` (reported as ``path``); empty when it holds no likely secret.
+
+    Inline ``teamsync: allow`` pragmas count only with ``inline_allow=True`` (an
+    ordinary code scan); every team-memory gate leaves it off, so a writer cannot
+    allowlist its own secret. A reviewed allowlist is the ``baseline``.
+    """
+    scanner = Scanner(baseline=baseline, generic=generic, inline_allow=inline_allow)
     scanner.add(text, path, first_line=first_line)
     return scanner.finish()

@@ -2,38 +2,25 @@
 
 Every source yields :class:`Chunk` objects (a display path, the text and the
 line number of its first line) or :class:`Skipped` notes. Git is driven through
-plain ``git`` subprocesses via :func:`git` (no GitPython: the pre-commit hook
-must start instantly), with inherited ``GIT_*`` variables stripped except the
-ones that say how git talks to the world and ``GIT_INDEX_FILE`` (a hook for a
-partial commit points it at the index being committed).
+plain ``git`` subprocesses via :func:`git` over :mod:`teamsync._git` (no
+GitPython: the pre-commit hook must start instantly), keeping
+``GIT_INDEX_FILE`` (a hook for a partial commit points it at the index being
+committed).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from teamsync.errors import TeamsyncError, UsageError
+from teamsync import _git
+from teamsync.errors import UsageError
 
 MAX_SCAN_BYTES = 10 * 1024 * 1024
 SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
-_KEEP_GIT_ENV = frozenset(
-    {
-        "GIT_EXEC_PATH",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_CONFIG_COUNT",
-        "GIT_CONFIG_NOSYSTEM",
-        "GIT_CONFIG_GLOBAL",
-        "GIT_ALLOW_PROTOCOL",
-        "GIT_ASKPASS",
-        "GIT_TERMINAL_PROMPT",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -41,6 +28,8 @@ class Chunk:
     path: str
     text: str
     first_line: int = 1
+    commit: str | None = None
+    """For ``--git-range``: the commit that added these lines."""
 
 
 @dataclass(frozen=True)
@@ -54,37 +43,15 @@ Item = Chunk | Skipped
 
 def git_env(environ: Mapping[str, str], *, keep_index: bool = False) -> dict[str, str]:
     """``environ`` without the ``GIT_*`` variables that pin another repository."""
-    env = {
-        k: v
-        for k, v in environ.items()
-        if not k.startswith("GIT_")
-        or k in _KEEP_GIT_ENV
-        or k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
-    }
-    index = environ.get("GIT_INDEX_FILE")
-    if keep_index and index:
-        env["GIT_INDEX_FILE"] = os.path.abspath(index)
-    return env
+    return _git.clean_env(environ, keep_index=keep_index)
 
 
 def git(args: list[str], cwd: Path, env: Mapping[str, str], stdin: bytes | None = None) -> bytes:
     """Run ``git args``; return stdout. A failure raises a one-line TeamsyncError."""
-    try:
-        proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=cwd,
-            env=dict(env),
-            input=stdin,
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise TeamsyncError(f"could not run git ({exc.strerror}); install git") from None
-    if proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        first = detail[0] if detail else f"exit {proc.returncode}"
-        raise UsageError(f"git {args[0]} failed: {first}")
-    return proc.stdout
+    result = _git.run(["-c", "core.quotepath=off", *args], cwd=cwd, env=env, stdin=stdin)
+    if not result.ok:
+        raise UsageError(f"git {args[0]} failed: {result.reason()}")
+    return result.stdout
 
 
 def _decode(data: bytes, path: str) -> Item:
@@ -171,19 +138,26 @@ def _diff_path(target: str) -> str | None:
 
 
 def iter_range(git_range: str, cwd: Path, environ: Mapping[str, str]) -> Iterator[Item]:
-    """The lines that the commits in ``A..B`` add, each with its line number in that commit."""
+    """The lines that the commits in ``A..B`` add, each with its line number in that commit.
+
+    Every chunk carries the commit that added it, so a secret added and removed
+    again inside the range still points at a commit (provenance for CI).
+    """
     if ".." not in git_range or git_range.startswith("-"):
         raise UsageError(f"--git-range {git_range!r}: expected A..B (two commits)")
     out = git(["log", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
                "--format=%x00commit %H", git_range, "--"], cwd, git_env(environ))  # fmt: skip
     path: str | None = None
+    commit: str | None = None
     added: dict[int, str] = {}
     number, in_header = 0, False
     for line in out.split(b"\n"):
         if line.startswith((b"\x00commit ", b"diff --git ")):
             if path is not None:
-                yield from (Chunk(path, text, first) for first, text in _blocks(added))
+                yield from (Chunk(path, text, first, commit) for first, text in _blocks(added))
             path, added, in_header = None, {}, line.startswith(b"diff")
+            if line.startswith(b"\x00commit "):
+                commit = line[len(b"\x00commit ") :].decode("ascii", "replace").strip()
         elif in_header and line.startswith(b"+++ "):
             path = _diff_path(line[4:].decode("utf-8", "replace"))
         elif (hunk := _HUNK.match(line)) is not None:
@@ -192,4 +166,4 @@ def iter_range(git_range: str, cwd: Path, environ: Mapping[str, str]) -> Iterato
             added[number] = line[1:].decode("utf-8", "replace")
             number += 1
     if path is not None:
-        yield from (Chunk(path, text, first) for first, text in _blocks(added))
+        yield from (Chunk(path, text, first, commit) for first, text in _blocks(added))

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, Query, Request
@@ -29,14 +31,17 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from teamsync._version import __version__
 from teamsync.errors import ServerError, UsageError
+from teamsync.limits import BATCH_BYTES
 from teamsync.server import models
 from teamsync.server.checks import Refusal, check_put, write_reply
 from teamsync.server.limits import (
     HISTORY_PAGE,
     MAX_HISTORY_PAGE,
+    BodyTimeout,
     BodyTooLarge,
     ServerConfig,
     error_body,
@@ -47,12 +52,12 @@ from teamsync.server.limits import (
 )
 from teamsync.server.storage import Storage, TokenRecord, WriteRequest, open_storage
 from teamsync.server.tokens import verify_token
+from teamsync.wire import CAPS_HEADER, PATH
 
 log = logging.getLogger("teamsync.server")
-PATH = "/api/claude_code/team_memory"
-EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified")
-CAPS_HEADER = "X-Teamsync-Extensions"
-BATCH_BYTES = 200_000
+EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified", "entryModified")
+MAX_NUMBER_DIGITS = 100
+"""Longest JSON integer a PUT body may hold (no field is a number; Python's own cap is 4,300)."""
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
 _NO_TELEMETRY: Any = {
     "tracing": False,
@@ -259,7 +264,7 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         PATH,
         response_model=models.PutResult,
         openapi_extra=extra,
-        responses=models.errors(400, 401, 403, 409, 412, 413, 422, 503),
+        responses=models.errors(400, 401, 403, 408, 409, 412, 413, 422, 503),
     )
     async def put_memory(
         request: Request,
@@ -281,10 +286,18 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         except BodyTooLarge as exc:
             msg = f"request body over {exc.limit} bytes; send smaller batches"
             return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
+        except BodyTimeout as exc:
+            log.warning("PUT repo=%s token=%s: %s; connection closed", norm, auth.id, exc)
+            resp = _err(408, "team_memory_request_timeout", f"{exc}; send the body faster")
+            resp.headers["Connection"] = "close"
+            return resp
+        except ClientDisconnect:
+            log.info("PUT repo=%s token=%s: client disconnected during the body", norm, auth.id)
+            return Response(status_code=400)
         body = _parse_body(raw)
         if isinstance(body, Refusal):
             return JSONResponse(body.body, status_code=body.status)
-        refusal = await run_in_threadpool(check_put, body, config)
+        refusal = await run_in_threadpool(check_put, body, config, norm)
         if refusal is not None:
             log.info("PUT repo=%s token=%s refused %s", norm, auth.id, refusal.status)
             return JSONResponse(refusal.body, status_code=refusal.status)
@@ -317,6 +330,7 @@ def _write(
         base_checksums=body.baseChecksums,
         who=auth.label,
         max_entries=config.max_entries,
+        modified=_claimed_times(body.entryModified, body.entries),
     )
     result = store.write(repo, req, time.time())
     reply = write_reply(result)
@@ -332,11 +346,49 @@ def _write(
     return JSONResponse(reply.body, status_code=reply.status, headers=headers)
 
 
+def _claimed_times(raw: dict[str, str] | None, entries: dict[str, str]) -> dict[str, float]:
+    """``entryModified`` (extension) for keys in this PUT; unreadable stamps are ignored."""
+    out: dict[str, float] = {}
+    for key, stamp in (raw or {}).items():
+        if key in entries:
+            try:
+                out[key] = datetime.fromisoformat(stamp).timestamp()
+            except ValueError:
+                continue
+    return out
+
+
 def _parse_body(raw: bytes) -> models.PutBody | Refusal:
+    """The PUT body as a model; every malformed byte, number or nesting is a 400, never a 500."""
+    bad_number: list[str] = []
+
+    def number(text: str) -> int:
+        # No PUT field is a number, so only short integers are even converted.
+        if len(text) > MAX_NUMBER_DIGITS:
+            bad_number.append(text[:0])
+            raise ValueError("integer too long")
+        return int(text)
+
+    def real(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):  # 1e999 overflows to inf
+            bad_number.append(text[:0])
+            raise ValueError("float overflows")
+        return value
+
+    def constant(text: str) -> float:
+        bad_number.append(text[:0])
+        raise ValueError("NaN and Infinity are not JSON")
+
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return Refusal(400, error_body("team_memory_invalid_body", "body is not UTF-8 JSON"))
+        data = json.loads(raw, parse_int=number, parse_float=real, parse_constant=constant)
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, int limits
+        msg = (
+            f"body holds a number that is not finite or over {MAX_NUMBER_DIGITS} digits"
+            if bad_number
+            else "body is not UTF-8 JSON"
+        )
+        return Refusal(400, error_body("team_memory_invalid_body", msg))
     try:
         return models.PutBody.model_validate(data)
     except ValidationError as exc:

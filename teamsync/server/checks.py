@@ -1,7 +1,9 @@
 """Defence in depth on every PUT: the same gates as the client, run again.
 
 Order: keys (the shared validator, memory files only, no key both upserted and
-deleted, no two keys that collide after NFKC + case folding), checksum syntax,
+deleted, no two upserted keys that collide after NFKC + case folding or where
+one is the other's folder; a delete may fold like an upsert, which is a
+case-only rename), checksum syntax,
 contents (valid UTF-8, no NUL, at most ``max_entry_bytes``), then the secret
 scanner. Refusals name keys, rules and fingerprints, never content.
 """
@@ -12,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from teamsync.security.keys import find_collisions, is_memory_key, key_problem
+from teamsync.security.keys import find_collisions, find_prefix_clashes, is_memory_key, key_problem
+from teamsync.security.names import name_findings, redact_name
 from teamsync.server.limits import ServerConfig, error_body, iso
 from teamsync.server.models import PutBody
 from teamsync.server.storage import WriteOk, WriteRefused
@@ -31,13 +34,17 @@ class Reply:
 Refusal = Reply
 
 
-def check_put(body: PutBody, config: ServerConfig) -> Refusal | None:
-    """The first gate ``body`` fails, as an HTTP refusal; None when all pass."""
+def check_put(body: PutBody, config: ServerConfig, repo: str | None = None) -> Refusal | None:
+    """The first gate ``body`` fails, as an HTTP refusal; None when all pass.
+
+    Inline allow comments in an entry do not count (the writer could add them);
+    only the operator's allowlist for ``repo`` (``teamsync serve --allowlist``) does.
+    """
     return (
         _check_keys(body)
         or _check_checksums(body)
         or _check_contents(body, config)
-        or (_check_secrets(body))
+        or (_check_secrets(body, config.allowed(repo)))
     )
 
 
@@ -45,8 +52,12 @@ def _check_keys(body: PutBody) -> Refusal | None:
     keys = set(body.entries) | set(body.deletes) | set(body.baseChecksums or {})
     bad = []
     for key in sorted(keys):
+        secret = name_findings(key) if isinstance(key, str) else []
         reason = key_problem(key)
-        if reason is None and not is_memory_key(key):
+        if secret:  # a key that holds a secret: refused by rule, never echoed
+            rules = ", ".join(sorted({f.rule for f in secret}))
+            reason = f"the key holds a likely secret ({rules}); name the file for its topic"
+        elif reason is None and not is_memory_key(key):
             reason = "not a memory file (only *.md keys are stored)"
         if reason is not None:
             bad.append({"key": _echo(key), "reason": reason})
@@ -58,16 +69,22 @@ def _check_keys(body: PutBody) -> Refusal | None:
     if both:
         msg = "a key cannot be upserted and deleted in one request"
         return Refusal(422, error_body("team_memory_invalid_body", msg, keys=both))
-    groups = find_collisions(set(body.entries) | set(body.deletes))
+    # Upserts must not clash with each other. A delete may share an upsert's folded
+    # name: that is a case- or normalisation-only rename (Deploy.md -> deploy.md).
+    groups: list[list[str]] = find_collisions(body.entries)
+    groups += [list(pair) for pair in find_prefix_clashes(body.entries)]
     if groups:
-        msg = "keys differ only by case or Unicode normalization"
+        msg = (
+            "keys differ only by case or Unicode normalization, "
+            "or one key's name is another key's folder"
+        )
         return Refusal(422, error_body("team_memory_key_collision", msg, keys=groups))
     return None
 
 
 def _echo(key: str) -> str:
-    """A refused key as the error body may carry it: lone surrogates escaped, not a 500."""
-    return key.encode("utf-8", "backslashreplace").decode("utf-8")
+    """A refused key as the error body may carry it: secrets redacted, lone surrogates escaped."""
+    return redact_name(key).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _check_checksums(body: PutBody) -> Refusal | None:
@@ -108,12 +125,12 @@ def _check_contents(body: PutBody, config: ServerConfig) -> Refusal | None:
     return None
 
 
-def _check_secrets(body: PutBody) -> Refusal | None:
+def _check_secrets(body: PutBody, allowed: frozenset[str] = frozenset()) -> Refusal | None:
     from teamsync.security.secrets import scan_text
 
     findings = []
     for key in sorted(body.entries):
-        for f in scan_text(body.entries[key], key):
+        for f in scan_text(body.entries[key], key, baseline=allowed):
             findings.append(
                 {"key": key, "line": f.line, "rule": f.rule, "fingerprint": f.fingerprint}
             )
@@ -143,7 +160,10 @@ def write_reply(result: WriteOk | WriteRefused) -> Reply:
         return Reply(412, error_body("team_memory_precondition_failed", msg))
     if result.kind == "collision":
         pairs = [list(result.keys[i : i + 2]) for i in range(0, len(result.keys), 2)]
-        msg = "keys differ only by case or Unicode normalization from stored keys"
+        msg = (
+            "keys differ only by case or Unicode normalization from stored keys, "
+            "or one key's name is the other's folder"
+        )
         return Reply(422, error_body("team_memory_key_collision", msg, keys=pairs))
     msg = (
         f"the repository may hold at most {result.max_entries} entries; "

@@ -17,6 +17,7 @@ class PutBody(BaseModel):
     entries: dict[str, str] = Field(default_factory=dict)
     deletes: list[str] = Field(default_factory=list)
     baseChecksums: dict[str, str | None] | None = None  # noqa: N815 - wire name
+    entryModified: dict[str, str] | None = None  # noqa: N815 - extension: first-share times
 
 
 class Content(BaseModel):

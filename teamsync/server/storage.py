@@ -12,31 +12,17 @@ A repository's *store checksum* is deterministic: sha256 over the sorted
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
 from teamsync.errors import ConfigError
+from teamsync.limits import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
+from teamsync.wire import EMPTY_CHECKSUM as EMPTY_CHECKSUM
+from teamsync.wire import store_checksum as store_checksum
 
-DEFAULT_MAX_ENTRIES = 5_000
 SQLITE_NAME = "server.sqlite3"
-
-
-def store_checksum(entry_checksums: Mapping[str, str]) -> str:
-    """The store checksum: ``sha256:`` over ``key NUL checksum LF`` for sorted keys.
-
-    Keys never contain NUL or LF (key validation rejects control characters),
-    so the encoding is unambiguous. An empty store has a fixed checksum.
-    """
-    digest = hashlib.sha256()
-    for key in sorted(entry_checksums):
-        digest.update(key.encode("utf-8") + b"\0" + entry_checksums[key].encode("ascii") + b"\n")
-    return "sha256:" + digest.hexdigest()
-
-
-EMPTY_CHECKSUM = store_checksum({})
 
 
 @dataclass(frozen=True)
@@ -73,6 +59,8 @@ class WriteRequest:
     """Per-key compare-and-swap (extension): key -> expected checksum or None (absent)."""
     who: str = "unknown"
     max_entries: int = DEFAULT_MAX_ENTRIES
+    modified: Mapping[str, float] | None = None
+    """key -> the sharer's change time (extension), used only when the key is created."""
 
 
 @dataclass(frozen=True)

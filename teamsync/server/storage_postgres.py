@@ -1,6 +1,7 @@
 """PostgreSQL storage (``postgresql://…``), for several server replicas on one database.
 
-psycopg 3 is imported here only, when a PostgreSQL URL is used. Writes run in
+psycopg 3 and its connection pool (``psycopg_pool``) are imported here only,
+when a PostgreSQL URL is used. Writes run in
 READ COMMITTED transactions that first take ``SELECT … FOR UPDATE`` on the
 repository row, so replicas serialize per repository; reads run in REPEATABLE
 READ READ ONLY transactions, so a pull sees one consistent version. The schema
@@ -9,8 +10,6 @@ is created under a transaction-scoped advisory lock (replicas may start together
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from teamsync.server.storage_sql import Row, SqlStorage
 
 if TYPE_CHECKING:
     import psycopg
+    import psycopg_pool
 
 POOL_SIZE = 16
 POOL_WAIT_S = 30.0
@@ -52,13 +52,21 @@ class PostgresStorage(SqlStorage):
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
         try:
             import psycopg  # noqa: F401
+            from psycopg_pool import ConnectionPool
         except ImportError as exc:
             raise ConfigError(
                 "PostgreSQL storage needs psycopg 3: pip install 'teamsync[postgres]'"
             ) from exc
         self.url = url
-        self._idle: queue.LifoQueue[psycopg.Connection[Row]] = queue.LifoQueue()
-        self._slots = threading.BoundedSemaphore(pool_size)
+        self._connect().close()  # a wrong URL or a database that is down fails here, fast
+        self._pool: psycopg_pool.ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, "connect_timeout": 10},
+            timeout=POOL_WAIT_S,
+            open=True,
+        )
         with self._tx(write=True) as tx:
             tx.q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
             for stmt in self._schema():
@@ -77,22 +85,13 @@ class PostgresStorage(SqlStorage):
 
     @contextmanager
     def _checkout(self) -> Iterator[psycopg.Connection[Row]]:
-        if not self._slots.acquire(timeout=POOL_WAIT_S):
-            raise ServerError("PostgreSQL connection pool exhausted; retry later")
-        conn = None
+        from psycopg_pool import PoolTimeout
+
         try:
-            try:
-                conn = self._idle.get_nowait()
-            except queue.Empty:
-                conn = self._connect()
-            yield conn
-            self._idle.put(conn)
-        except BaseException:
-            if conn is not None:
-                conn.close()
-            raise
-        finally:
-            self._slots.release()
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise ServerError("PostgreSQL connection pool exhausted; retry later") from exc
 
     @contextmanager
     def _tx(self, *, write: bool) -> Iterator[_Tx]:
@@ -113,11 +112,7 @@ class PostgresStorage(SqlStorage):
                 raise
 
     def close(self) -> None:
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                return
+        self._pool.close()
 
 
 def _rollback(conn: psycopg.Connection[Row]) -> None:

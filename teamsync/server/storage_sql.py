@@ -6,7 +6,12 @@ and applied against a state nobody else can change meanwhile:
 
 1. ``If-None-Match: *`` (create-only) and per-key ``baseChecksums`` (409);
 2. ``If-Match`` against the store checksum (412);
-3. case/NFKC collisions with live keys (422);
+3. clashes of new keys with live keys (422): equal after case/NFKC folding,
+   or a file whose name another key needs as a folder (``a.md``,
+   ``A.md/x.md``). Folding is recomputed from the keys (the ``folded`` column
+   is informational), so a change to :func:`~teamsync.security.keys.fold_key`
+   needs no migration. A key deleted in the same request frees its name, so a
+   case-only rename (delete ``Deploy.md``, upsert ``deploy.md``) passes;
 4. the entries cap counted after the merge (413);
 
 then upserts and tombstones are written, each with an append-only history row.
@@ -21,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from teamsync.security.keys import fold_key
+from teamsync.security.keys import clashes_with, fold_key
 from teamsync.server.storage import (
     Head,
     HistoryItem,
@@ -32,7 +37,7 @@ from teamsync.server.storage import (
     WriteRequest,
     store_checksum,
 )
-from teamsync.sync.base import checksum
+from teamsync.wire import checksum
 
 Row = tuple[Any, ...]
 
@@ -74,9 +79,7 @@ class Tx(Protocol):
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
 
 
-def check_request(
-    req: WriteRequest, live: Mapping[str, str], folded: Mapping[str, str], version: int
-) -> WriteRefused | None:
+def check_request(req: WriteRequest, live: Mapping[str, str], version: int) -> WriteRefused | None:
     """Every precondition of :class:`WriteRequest`, against the locked state."""
     if req.create_only and version > 0:
         return WriteRefused("precondition")
@@ -87,14 +90,11 @@ def check_request(
     if req.if_match is not None and req.if_match != store_checksum(live):
         return WriteRefused("precondition")
     deletes = set(req.deletes) - set(req.upserts)
-    pairs: list[str] = []
-    for key in sorted(req.upserts):
-        other = folded.get(fold_key(key))
-        if other is not None and other != key and other not in deletes:
-            pairs += [key, other]
+    after = (set(live) - deletes) | set(req.upserts)
+    new = [key for key in req.upserts if key not in live]
+    pairs = clashes_with(new, after) if new else []
     if pairs:
-        return WriteRefused("collision", keys=tuple(pairs))
-    after = (set(live) | set(req.upserts)) - deletes
+        return WriteRefused("collision", keys=tuple(k for pair in pairs for k in pair))
     if len(after) > req.max_entries and len(after) > len(live):
         return WriteRefused(
             "too_many_entries", max_entries=req.max_entries, received_entries=len(after)
@@ -159,11 +159,11 @@ class SqlStorage(abc.ABC):
         with self._tx(write=True) as tx:
             repo_id, version, updated = self._lock_repo(tx, repo)
             rows = tx.q(
-                "SELECT key, checksum, folded FROM ts_entries WHERE repo_id = ? AND deleted = 0",
+                "SELECT key, checksum FROM ts_entries WHERE repo_id = ? AND deleted = 0",
                 (repo_id,),
             )
             live = {r[0]: r[1] for r in rows}
-            refused = check_request(request, live, {r[2]: r[0] for r in rows}, int(version))
+            refused = check_request(request, live, int(version))
             if refused is not None:
                 return refused
             changed = _apply(tx, repo_id, request, live, now)
@@ -234,6 +234,12 @@ class SqlStorage(abc.ABC):
         return bool(rows)
 
 
+def _shared_at(req: WriteRequest, key: str, now: float) -> float:
+    """A created key's change time: the sharer's own (extension), when it is a sane past."""
+    claimed = (req.modified or {}).get(key)
+    return claimed if claimed is not None and 946_684_800.0 < claimed < now else now
+
+
 def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: float) -> list[str]:
     """Write upserts then tombstones; mutate ``live``; return the keys that changed."""
     upserts: list[Sequence[object]] = []
@@ -242,7 +248,8 @@ def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: f
         value = checksum(req.upserts[key])
         if live.get(key) == value:
             continue
-        upserts.append((repo_id, key, fold_key(key), req.upserts[key], value, now, req.who))
+        at = now if key in live else _shared_at(req, key, now)
+        upserts.append((repo_id, key, fold_key(key), req.upserts[key], value, at, req.who))
         history.append((repo_id, now, req.who, key, value, "upsert"))
         live[key] = value
     tombstones: list[Sequence[object]] = []

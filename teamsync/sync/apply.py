@@ -19,6 +19,7 @@ from teamsync.memdir.format import INDEX_NAME
 from teamsync.memdir.freshness import record_change
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import guard_write
+from teamsync.security.keys import clashes_with, fold_key
 from teamsync.sync.base import Applied, ChangeSet, checksum
 from teamsync.sync.local import fix_index, read_memory
 from teamsync.sync.merge import merge3, union_lines
@@ -29,6 +30,7 @@ from teamsync.sync.plan import (
     FORGET,
     MERGE,
     PULL,
+    PUSH,
     Step,
     conflict_name,
     is_below,
@@ -41,6 +43,8 @@ BATCH = 200
 """Local writes per base-store transaction."""
 WORKERS = 8
 """Threads writing files in parallel (fsync-bound, so more than the cores)."""
+FIRST_TIME_FLOOR = 946_684_800.0
+"""2000-01-01: an older change time on a first share is a broken clock, not an age."""
 
 
 class Applier:
@@ -55,8 +59,10 @@ class Applier:
         who: str,
         now: float,
         freshness_dir: Path | None,
+        allowlist: frozenset[str] = frozenset(),
     ) -> None:
         self.team, self.state, self.report = team, state, report
+        self.allowlist = allowlist
         self.who, self.now, self.freshness_dir = who, now, freshness_dir
 
     # -- reporting ------------------------------------------------------------------
@@ -95,6 +101,30 @@ class Applier:
                 )
         return [s for s in steps if s.action in (ADOPT, FORGET)]
 
+    def hold_clashes(self, steps: list[Step], remote_keys: Iterable[str]) -> list[Step]:
+        """Hold back pushes of keys the remote cannot hold beside the keys it has.
+
+        A key new to the remote that folds like a remote key, or whose name a
+        remote key needs as a folder (or the reverse), is held with the reason;
+        a key deleted in the same push frees its name (a case-only rename).
+        """
+        new = {s.key for s in steps if s.action == PUSH and s.remote is None}
+        if not new:
+            return steps
+        gone = {s.key for s in steps if s.action == DELETE_REMOTE}
+        after = (set(remote_keys) - gone) | {s.key for s in steps if s.action == PUSH}
+        held: dict[str, str] = {}
+        for key, other in clashes_with(new, after):
+            held.setdefault(key, other)
+        for key, other in sorted(held.items()):
+            why = (
+                "collides with"
+                if fold_key(key) == fold_key(other)
+                else "clashes (file/folder) with"
+            )
+            self.reject(key, f"not pushed: {why} {other!r} on the remote; rename one", held=True)
+        return [s for s in steps if s.key not in held]
+
     # -- incoming -------------------------------------------------------------------
     def _local_text(self, key: str, expect: str | None) -> str | None:
         """The local text when it still has checksum ``expect`` (else None: skip this round)."""
@@ -106,7 +136,7 @@ class Applier:
 
     def _gate_in(self, key: str, text: str) -> bool:
         try:
-            guard_write(key, text)
+            guard_write(key, text, baseline=self.allowlist)
         except TeamsyncError as exc:
             self.reject(key, f"remote version not written: {gate_reason(exc)}")
             return False
@@ -114,7 +144,7 @@ class Applier:
 
     def _gate_base(self, key: str, text: str) -> bool:
         try:
-            guard_write(key, text)
+            guard_write(key, text, baseline=self.allowlist)
         except TeamsyncError as exc:
             self.reject(key, f"not recorded as synced: {gate_reason(exc)}", held=True)
             return False
@@ -130,6 +160,7 @@ class Applier:
     ) -> list[LocalWrite]:
         writes: list[LocalWrite] = []
         taken = set(local) | set(remote_keys)
+        steps = self._refuse_clashing_arrivals(steps, local)
         for s in steps:
             if s.action == FORGET:
                 writes.append(LocalWrite(s.key, FORGET))
@@ -150,6 +181,25 @@ class Applier:
                     writes.extend(self._merge(s, remote, when, local, taken))
         return writes
 
+    def _refuse_clashing_arrivals(
+        self, steps: Sequence[Step], local: Mapping[str, str]
+    ) -> Sequence[Step]:
+        """Do not pull a key that cannot live beside a local file that stays.
+
+        ``deploy.md`` arriving while ``Deploy.md`` is deleted in the same round
+        is a case-only rename and goes ahead (the delete is applied first).
+        """
+        arriving = {s.key for s in steps if s.action == PULL and s.local is None}
+        if not arriving:
+            return steps
+        leaving = {s.key for s in steps if s.action == DELETE_LOCAL}
+        refused: dict[str, str] = {}
+        for key, other in clashes_with(arriving, (set(local) - leaving) | arriving):
+            refused.setdefault(key, other)
+        for key, other in sorted(refused.items()):
+            self.reject(key, f"remote version not written: it clashes with local {other!r}")
+        return [s for s in steps if s.key not in refused]
+
     def _merge(
         self,
         s: Step,
@@ -162,13 +212,15 @@ class Applier:
         if mine is None:
             return []
         base_text = (self.state.content(s.key) if s.base else None) or ""
-        merged = merge3(base_text, mine, remote)
+        # Both sides created the key: an empty side is content too, never "merged" away.
+        created_both = s.base is None and not (mine and remote)
+        merged = None if created_both else merge3(base_text, mine, remote)
         if merged is None and s.key.rsplit("/", 1)[-1] == INDEX_NAME:
             merged = union_lines(remote, mine)
         new_base = (checksum(remote), remote)
         if merged is not None:
             try:
-                guard_write(s.key, merged)
+                guard_write(s.key, merged, baseline=self.allowlist)
             except TeamsyncError as exc:
                 self.reject(s.key, f"merge not written: {gate_reason(exc)}", held=True)
                 return []
@@ -180,7 +232,7 @@ class Applier:
         if copy is None:
             copy = conflict_name(s.key, self.who, self.now, taken)
             try:
-                guard_write(copy, mine)
+                guard_write(copy, mine, baseline=self.allowlist)
             except TeamsyncError as exc:
                 self.reject(s.key, f"conflict not resolved: {gate_reason(exc)}", held=True)
                 return []
@@ -196,17 +248,24 @@ class Applier:
 
         Writes within a batch run on a small thread pool (each one is its own
         temp + fsync + rename, so fsync latencies overlap); conflict copies are
-        written before the remote version takes their key's name.
+        written before the remote version takes their key's name, and deletes
+        before any new file (a case-only rename on a case-insensitive disk).
         Returns True when the writes created local changes to push (merges, copies).
         """
         more = False
+        # Deletes before creations, across batches too: on a case-insensitive file
+        # system, deleting 'Deploy.md' after writing 'deploy.md' deletes the new file.
+        writes = sorted(writes, key=lambda w: (w.kind != "copy", w.kind != "delete"))
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for start in range(0, len(writes), BATCH):
                 batch = writes[start : start + BATCH]
-                copies = [w for w in batch if w.kind == "copy"]
-                ordered = copies + [w for w in batch if w.kind != "copy"]
-                results = list(pool.map(self._apply_one, copies))  # copies first, then the rest
-                results += pool.map(self._apply_one, ordered[len(copies) :])
+                # three phases: conflict copies, then deletes, then the rest
+                phases = [[w for w in batch if w.kind == "copy"], [], []]
+                for w in batch:
+                    if w.kind != "copy":
+                        phases[1 if w.kind == "delete" else 2].append(w)
+                ordered = [w for phase in phases for w in phase]
+                results = [r for phase in phases for r in list(pool.map(self._apply_one, phase))]
                 done: list[tuple[LocalWrite, FileStat | None]] = []
                 for w, (ok, problem, st) in zip(ordered, results, strict=True):
                     if ok:
@@ -282,14 +341,19 @@ class Applier:
             )
 
     def fix_index(self, writes: Sequence[LocalWrite], local: Mapping[str, str]) -> bool:
-        """Regenerate ``MEMORY.md`` when this round changed the set of files or the index."""
+        """Fix ``MEMORY.md``'s owned entries when this round changed the files or the index.
+
+        Lossless: only entries for new files are added and dead ones removed
+        (:func:`teamsync.sync.local.fix_index`); a backup goes to the state dir.
+        """
         created = {w.key for w in writes if w.touch and w.text is not None and w.key not in local}
         deleted = {w.key for w in writes if w.kind == "delete"}
         if not (created or deleted or any(w.key == INDEX_NAME and w.touch for w in writes)):
             return False
         keys = (set(local) | created) - deleted
+        backups = None if self.freshness_dir is None else self.freshness_dir / "index-backups"
         try:
-            changed = fix_index(self.team, keys)
+            changed = fix_index(self.team, keys, backups)
         except TeamsyncError as exc:
             self.reject(INDEX_NAME, f"index not regenerated: {gate_reason(exc)}")
             return False
@@ -302,6 +366,7 @@ class Applier:
         upserts: dict[str, str] = {}
         deletes: list[str] = []
         preconditions: dict[str, str | None] = {}
+        modified: dict[str, float] = {}
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)
@@ -311,13 +376,24 @@ class Applier:
             if text is None:
                 continue
             try:
-                guard_write(s.key, text)
+                guard_write(s.key, text, baseline=self.allowlist)
             except TeamsyncError as exc:
                 self.reject(s.key, f"not pushed: {gate_reason(exc)}", held=True)
                 continue
             upserts[s.key] = text
             preconditions[s.key] = s.remote
-        return ChangeSet(upserts, deletes, version, preconditions, _message(upserts, deletes))
+            if s.base is None and s.remote is None:
+                when = self._first_share_time(s.key)
+                if when is not None:
+                    modified[s.key] = when
+        message = _message(upserts, deletes)
+        return ChangeSet(upserts, deletes, version, preconditions, message, modified)
+
+    def _first_share_time(self, key: str) -> float | None:
+        """The local file's change time, when it is a sane past time (else None)."""
+        st = self.team.stat(key)
+        when = None if st is None else st.st_mtime
+        return when if when is not None and FIRST_TIME_FLOOR < when < self.now else None
 
     def pushed(self, changes: ChangeSet, result: Applied) -> None:
         entries: dict[str, tuple[str, str] | None] = {

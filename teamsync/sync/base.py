@@ -10,15 +10,11 @@ wire format computes it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-
-def checksum(content: str) -> str:
-    """The wire checksum of one entry: ``sha256:<hex of UTF-8 bytes>``."""
-    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+from teamsync.wire import checksum as checksum  # re-exported: the engine plans on these
 
 
 @dataclass(frozen=True)
@@ -51,6 +47,9 @@ class ChangeSet:
     """key -> checksum the remote must still hold (None: must not exist) for per-key CAS."""
     message: str = ""
     """Human description (git commit message body; REST ignores it)."""
+    modified: Mapping[str, float] = field(default_factory=dict)
+    """key -> the sharer's own change time (POSIX), for keys shared for the first time:
+    it travels with the push so teammates see the memory's true age."""
 
 
 @dataclass(frozen=True)

@@ -2,20 +2,33 @@
 is never synced): ``<memory dir>/teamsync.yaml``.
 
 Written by ``teamsync init``; read with ``yaml.safe_load`` only.
+
+:func:`remote_identity` gives every remote one name, however it is spelled,
+so re-running ``init`` with another spelling of the same remote keeps the
+same base store (a fresh base would make the next sync a first sync, and a
+memory the team deleted would come back).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
+from teamsync._files import write_atomic
 from teamsync.errors import ConfigError
+from teamsync.limits import DEFAULT_BRANCH
 
 CONFIG_NAME = "teamsync.yaml"
 CONFIG_VERSION = 1
+CASE_FOLDING_HOSTS = frozenset({"github.com", "www.github.com", "gitlab.com", "bitbucket.org"})
+"""Hosts whose repository paths are case-insensitive."""
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ssh": 22, "git": 9418}
 
 
 @dataclass(frozen=True)
@@ -24,7 +37,7 @@ class SyncConfig:
     """``git`` or ``rest``."""
     url: str
     """Git remote URL/path, or the REST server's base URL."""
-    branch: str = "teamsync/memory"
+    branch: str = DEFAULT_BRANCH
     """Git backend: the branch that holds the memory files."""
     repo: str | None = None
     """REST backend: ``owner/name``; None = derive from the project's ``origin``."""
@@ -92,7 +105,77 @@ def _guard_fields(path: Path, data: dict[str, Any]) -> dict[str, Any]:
 def save_config(memdir: Path, config: SyncConfig) -> Path:
     path = config_path(memdir)
     memdir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CONFIG_NAME}.tmp")
-    tmp.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, yaml.safe_dump(config.to_dict(), sort_keys=False), new_mode=0o644)
     return path
+
+
+def normalize_url(url: str, cwd: Path | None = None) -> str:
+    """One spelling per remote: ``host/path`` for network remotes, ``file:<real path>`` locally.
+
+    - the scheme, user, default port and credentials do not count: the ssh
+      (``git@host:o/n.git``, ``ssh://git@host/o/n``) and https forms of one
+      host and path are one remote;
+    - a trailing slash and the ``.git`` suffix do not count; on hosts with
+      case-insensitive paths (GitHub, GitLab, Bitbucket) neither does case;
+    - ``file:///x.git``, ``/x.git``, ``/x.git/`` and ``x.git`` relative to
+      ``cwd`` are one path; ``/x`` is ``/x.git`` when only the latter exists
+      (git's own lookup), and symlinks are resolved.
+    """
+    raw = url.strip()
+    if "://" not in raw:
+        head = raw.split("/", 1)[0]
+        scp = ":" in head and not re.fullmatch(r"[A-Za-z]:", head[:2])
+        if scp and not (cwd or Path.cwd()).joinpath(raw).exists():
+            userhost, _, path = raw.partition(":")
+            return _host_path(userhost.rpartition("@")[2], path, "ssh", None)
+        return _local(raw, cwd)
+    parts = urlsplit(raw)
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        return _local(unquote(parts.path), cwd)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return _host_path(parts.hostname or "", unquote(parts.path), scheme, port)
+
+
+def _host_path(host: str, path: str, scheme: str, port: int | None) -> str:
+    host = host.strip("[]").lower().rstrip(".")
+    clean = re.sub(r"/+", "/", path).strip("/").removesuffix(".git").rstrip("/")
+    if host in CASE_FOLDING_HOSTS:
+        clean = clean.lower()
+    where = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    return f"{where}/{clean}"
+
+
+def _local(path: str, cwd: Path | None) -> str:
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        p = (cwd or Path.cwd()) / p
+    for candidate in (p, p.with_name(p.name + ".git")):
+        if candidate.is_dir():
+            return "file:" + os.path.realpath(candidate)
+    return "file:" + os.path.normpath(p)
+
+
+def server_identity(url: str) -> str:
+    """A REST server's base URL, one spelling: scheme and host folded, default port and
+    trailing slash dropped, credentials never kept."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = (parts.hostname or "").lower()
+    where = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    return f"{scheme}://{where}{re.sub(r'/+', '/', parts.path).rstrip('/')}"
+
+
+def remote_identity(config: SyncConfig, cwd: Path | None = None) -> str:
+    """The base store's name for ``config``'s remote: backend, normalised URL, branch or repo."""
+    if config.backend == "git":
+        return f"git:{normalize_url(config.url, cwd)}#{config.branch}"
+    repo = (config.repo or "").strip().lower()
+    return f"rest:{server_identity(config.url)}#{repo}"

@@ -10,7 +10,8 @@ A run is a few *rounds*. Each round:
    after each batch is durable;
 4. outgoing steps are gated the same way and sent as one
    :class:`~teamsync.sync.base.ChangeSet` with per-key and store preconditions.
-   :class:`~teamsync.sync.base.PreconditionFailed` starts another round.
+   :class:`~teamsync.sync.base.PreconditionFailed` starts another round, after
+   a jittered backoff (:mod:`teamsync.sync.retry`) while a deadline allows.
 
 Before step 3 the guards (:mod:`teamsync.sync.guards`) may stop the run with
 nothing changed: when the remote lost history (missing, empty, or older than
@@ -36,12 +37,14 @@ from teamsync.sync.base import Applied, Backend, Snapshot
 from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restore_plan
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
+from teamsync.sync.recover import recover_bases
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
+from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
 
 Mode = Literal["pull", "push", "sync", "status"]
 MAX_ROUNDS = 5
-"""Bounded retries: snapshot + reconcile + push at most this many times per run."""
+"""Rounds that only carry this run's own merges and copies to the remote, at most."""
 
 __all__ = ["Conflict", "Mode", "Progress", "Rejection", "Safety", "SyncReport", "run_sync"]
 
@@ -67,26 +70,38 @@ def run_sync(
     progress: Progress | None = None,
     safety: Safety | None = None,
     where: str = "the remote",
+    backoff: Backoff | None = None,
+    allowlist: frozenset[str] = frozenset(),
 ) -> SyncReport:
     """Reconcile ``team`` with ``backend``; see the module docstring.
 
     ``status`` is a dry-run ``sync``. ``freshness_dir`` (the user's state dir)
     receives each pulled file's remote change time. ``safety`` says which
     guards the person chose to go past; ``where`` names the remote in messages.
+    A remote that moved under a push is retried with ``backoff`` (jittered)
+    until its deadline. ``allowlist`` holds the reviewed allowlist's
+    fingerprints: the only findings the gates let through.
     """
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
-    applier = Applier(team, state, report, who=who, now=now, freshness_dir=freshness_dir)
+    applier = Applier(
+        team, state, report, who=who, now=now, freshness_dir=freshness_dir, allowlist=allowlist
+    )
     run = _Run(applier, backend, mode, dry, progress, safety or Safety(), where)
-    outcome = "more"
-    for _ in range(MAX_ROUNDS):
+    backoff = backoff or Backoff()
+    rounds = 0
+    while rounds < MAX_ROUNDS:
         outcome = run.round()
         if outcome in ("done", "stopped"):
             break
-    if outcome == "again":
-        raise ConflictError(
-            f"the remote kept changing during {MAX_ROUNDS} attempts; run the command again"
-        )
+        if outcome == "more":
+            rounds += 1
+        elif not backoff.pause():
+            raise ConflictError(
+                f"the remote kept changing for {backoff.elapsed():.0f} s ({backoff.attempts + 1} "
+                "attempts): teammates are pushing at the same moment. Nothing was lost and "
+                "what could be pulled was written here; run the command again in a minute"
+            )
     return report
 
 
@@ -126,7 +141,9 @@ class _Run:
             applier.report.stop = steps
             return "stopped"
         incoming = [s for s in steps if s.action in INCOMING]
-        outgoing = [s for s in steps if s.action in OUTGOING]
+        outgoing = applier.hold_clashes(
+            [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
+        )
         if mode == "push":
             incoming = applier.hold_merges(incoming)
         texts = backend.fetch([s.key for s in incoming if s.action in (PULL, MERGE)])
@@ -161,10 +178,13 @@ class _Run:
 
     def _plan(self, snap: Snapshot, local: LocalTree) -> list[Step] | Stop:
         """The allowed steps of this round, or the guard that stops it."""
-        state, safety = self.applier.state, self.safety
+        state, safety, report = self.applier.state, self.safety, self.applier.report
         base = state.checksums()
         skip = set(snap.rejected) | set(local.rejected)
-        steps = plan(base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)
+        recovered = recover_bases(base, local.checksums, snap.checksums, self.backend, skip)
+        report.add(report.recovered, sorted(recovered))
+        plan_base = {**base, **recovered}
+        steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)
         descends = getattr(self.backend, "descends_from", None)
         lost = lost_history(state.remote_mark(), base, snap, descends, self.where)
         if lost is not None:
@@ -176,7 +196,7 @@ class _Run:
         steps = [s for s in steps if s.action in allowed]
         if lost is None or safety.recover != "accept-remote":
             command = "sync" if self.mode == "status" else self.mode
-            stop = mass_change(steps, base, state.past_checksums, safety, command)
+            stop = mass_change(steps, plan_base, state.past_checksums, safety, command)
             if stop is not None:
                 return stop
         return steps

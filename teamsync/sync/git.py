@@ -21,16 +21,17 @@ All git processes go through :mod:`teamsync.sync.gitcmd`; commits are written by
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from teamsync._lock import FileLock
 from teamsync.config import Settings
 from teamsync.errors import BackendError, MemoryFormatError
+from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.format import decode_memory
-from teamsync.security.keys import find_collisions
+from teamsync.security.keys import clashes_with, key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted, sanitize_url
@@ -38,7 +39,10 @@ from teamsync.sync.gittree import CommitBuilder
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 
-DEFAULT_BRANCH = "teamsync/memory"
+CACHE_LOCK_WAIT_S = 600.0
+"""How long a sync waits for another one using the same git cache, telling the user."""
+TRAILER = "Teamsync-Modified:"
+"""Commit trailer carrying a first-shared file's own change time: ``<POSIX time> <key>``."""
 _MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)"}
 
 __all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config", "sanitize_url"]
@@ -56,12 +60,14 @@ class GitBackend:
         branch: str = DEFAULT_BRANCH,
         cache_dir: Path,
         environ: Mapping[str, str] | None = None,
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         self.url, self.branch = url, branch
         digest = hashlib.sha256(f"{url}\0{branch}".encode()).hexdigest()[:24]
         self.path = cache_dir / "git" / digest
         self._tracking = f"refs/remotes/origin/{branch}"
-        self._lock_fd = _lock(cache_dir / "git" / f"{digest}.lock")
+        self._lock = FileLock(cache_dir / "git" / f"{digest}.lock", "another teamsync sync")
+        self._lock.acquire(timeout=CACHE_LOCK_WAIT_S, on_wait=on_wait)
         self._git = GitRunner(self.path, environ)
         self._git.ensure_bare(url, branch)
         self._builder = CommitBuilder(self._git)
@@ -69,6 +75,7 @@ class GitBackend:
         self._sums: dict[str, str] = {}
         self._blobs: dict[str, bytes] = {}
         self._head: str | None = None
+        self._refused: set[str] = set()
 
     # -- Backend ----------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -84,6 +91,7 @@ class GitBackend:
                 self._git.save_vetted(self._head, cached)
             vetted = cached
         self._listing, self._sums = vetted.shas, vetted.sums
+        self._refused = set(vetted.rejected)
         times = _CommitTimes(self._git, self._head)
         return Snapshot(self._head, dict(vetted.sums), times, dict(vetted.rejected))
 
@@ -116,10 +124,10 @@ class GitBackend:
                 rejected[key] = value[1:]
             else:
                 sums[key] = value
-        for group in find_collisions(sums) if sums.keys() - known.keys() else ():
-            for key in group:
-                rejected[key] = "differs only by case or Unicode form from another remote key"
-                sums.pop(key, None)
+        clashes = key_clashes(sums) if sums.keys() - known.keys() else {}
+        for key, reason in clashes.items():
+            rejected[key] = reason
+            sums.pop(key, None)
         return Vetted({k: usable[k] for k in sums}, sums, rejected)
 
     def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
@@ -134,6 +142,22 @@ class GitBackend:
                 continue
         return out
 
+    def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
+        """key -> checksum of every blob the branch's history held at that path (one git log)."""
+        if self._head is None or not keys:
+            return {}
+        wanted = set(keys)
+        out = self._git.run(
+            "log", "--format=", "--raw", "--no-abbrev", "--no-renames", "--root", "-z",
+            self._head, "--",
+        )  # fmt: skip
+        shas = _blobs_by_path(out, wanted)
+        sums = self._checksums(sorted({sha for found in shas.values() for sha in found}))
+        return {
+            key: {sums[sha] for sha in found if sha in sums and not sums[sha].startswith("!")}
+            for key, found in shas.items()
+        }
+
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
         """Commit ``changes`` on the fetched head and push without force."""
         if changes.base_version != self._head:
@@ -145,7 +169,9 @@ class GitBackend:
         ]
         if moved:
             return PreconditionFailed(moved)
-        commit = self._builder.commit(self._head, changes.upserts, changes.deletes, changes.message)
+        self._refuse_clashes(changes)
+        message = changes.message + _trailers(changes.modified)
+        commit = self._builder.commit(self._head, changes.upserts, changes.deletes, message)
         if commit == self._head:
             return Applied(self._head, {})
         if not self._git.push(commit, self.branch, self._tracking):
@@ -167,11 +193,27 @@ class GitBackend:
     def close(self) -> None:
         self._builder.close()
         self._git.close()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock.release()
 
     # -- helpers ----------------------------------------------------------------
+    def _refuse_clashes(self, changes: ChangeSet) -> None:
+        """The branch never gets two keys one file system cannot hold side by side.
+
+        New keys are checked against every path on the branch (refused ones too)
+        after the change's own deletes, so a case-only rename passes.
+        """
+        new = [key for key in changes.upserts if key not in self._listing]
+        if not new:
+            return
+        after = (self._listing.keys() | self._refused) - set(changes.deletes)
+        pairs = clashes_with(new, after | set(changes.upserts))
+        if pairs:
+            named = ", ".join(f"{a!r} with {b!r}" for a, b in pairs[:10])
+            raise BackendError(
+                f"push refused: {named} differ only by case or Unicode form, or one "
+                "is the other's folder; rename one of them and sync again"
+            )
+
     def _current(self, key: str) -> str | None:
         return self._sums.get(key)
 
@@ -191,6 +233,58 @@ class GitBackend:
         return {s: known[s] for s in shas if s in known}
 
 
+def _trailers(modified: Mapping[str, float]) -> str:
+    if not modified:
+        return ""
+    lines = [f"{TRAILER} {modified[k]:.3f} {k}" for k in sorted(modified)]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _shared_times(git: GitRunner, head: str, times: Mapping[str, float]) -> dict[str, float]:
+    """key -> the sharer's change time, where the newest commit touching the key is the
+    first share that carried it (a later commit's time wins); never a future time."""
+    out = git.run("log", "--format=%x01%ct%x02%B", f"--grep=^{TRAILER}", head, "--")
+    found: dict[str, float] = {}
+    for record in out.split(b"\x01")[1:]:
+        stamp, _, body = record.partition(b"\x02")
+        try:
+            committed = float(stamp.decode("ascii"))
+        except ValueError:
+            continue
+        for line in body.decode("utf-8", "replace").splitlines():
+            if not line.startswith(TRAILER):
+                continue
+            raw, _, key = line[len(TRAILER) :].strip().partition(" ")
+            try:
+                claimed = float(raw)
+            except ValueError:
+                continue
+            if times.get(key) == committed and 0 < claimed < committed and key not in found:
+                found[key] = claimed
+    return found
+
+
+def _blobs_by_path(raw_log: bytes, wanted: Collection[str]) -> dict[str, set[str]]:
+    """Parse ``git log --raw -z --no-abbrev``: path -> every blob sha it had (old and new sides)."""
+    found: dict[str, set[str]] = {}
+    tokens = raw_log.split(b"\0")
+    i = 0
+    while i < len(tokens) - 1:
+        head = tokens[i].lstrip(b"\n")
+        if not head.startswith(b":"):
+            i += 1
+            continue
+        fields = head[1:].split()
+        path = tokens[i + 1].decode("utf-8", "backslashreplace")
+        i += 2  # a status token is always followed by its path (--no-renames: one path)
+        if len(fields) < 4 or path not in wanted:
+            continue
+        for mode, sha in ((fields[0], fields[2]), (fields[1], fields[3])):
+            if mode.startswith(b"100") and sha.strip(b"0"):
+                found.setdefault(path, set()).add(sha.decode("ascii"))
+    return found
+
+
 def _blob_sum(data: bytes | None) -> str:
     if data is None:
         return "!unreadable blob"
@@ -198,18 +292,6 @@ def _blob_sum(data: bytes | None) -> str:
         return checksum(decode_memory(data, "blob"))
     except MemoryFormatError as exc:
         return "!" + exc.message
-
-
-def _lock(path: Path) -> int | None:
-    """Hold an exclusive lock on the cache clone for this backend's lifetime."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as exc:
-        os.close(fd)
-        raise BackendError(f"cannot lock the git cache {path}: {exc.strerror}") from exc
-    return fd
 
 
 class _CommitTimes(Mapping[str, float]):
@@ -222,6 +304,8 @@ class _CommitTimes(Mapping[str, float]):
     def _load(self) -> dict[str, float]:
         if self._times is None:
             self._times = self._git.change_times(self._head) if self._head else {}
+            if self._head:
+                self._times.update(_shared_times(self._git, self._head, self._times))
         return self._times
 
     def __getitem__(self, key: str) -> float:
@@ -241,4 +325,5 @@ def from_config(config: SyncConfig, settings: Settings) -> GitBackend:
         branch=config.branch or DEFAULT_BRANCH,
         cache_dir=settings.cache_dir,
         environ=settings.environ,
+        on_wait=lambda message: print(f"teamsync: {message}", file=sys.stderr, flush=True),
     )

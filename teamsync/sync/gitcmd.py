@@ -10,14 +10,13 @@ carries a password or token, even one embedded in the URL.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from teamsync import _git
 from teamsync.errors import AuthError, BackendError
 from teamsync.output import printable
 
@@ -115,12 +114,7 @@ class GitRunner:
 
     def __init__(self, path: Path, environ: Mapping[str, str] | None = None) -> None:
         self.path = path
-        env = dict(os.environ if environ is None else environ)
-        for var in ("GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE"):
-            env.pop(var, None)
-        env.update(GIT_DIR=str(path), LC_ALL="C", LANGUAGE="C")
-        env.setdefault("GIT_TERMINAL_PROMPT", "0")
-        self._env = env
+        self._env = _git.clean_env(environ, extra={"GIT_DIR": str(path)})
         self._db: sqlite3.Connection | None = None
         self._sums: dict[str, str] | None = None
         self._config: dict[str, str] = {}
@@ -138,14 +132,8 @@ class GitRunner:
         self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
     ) -> tuple[int, bytes, str]:
         """Run git with exactly our environment (inherited ``GIT_*`` redirections removed)."""
-        result = subprocess.run(
-            ["git", *args],
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
-            env={**self._env, **(env or {})},
-            check=False,
-        )
-        return result.returncode, result.stdout, result.stderr.decode("utf-8", "replace")
+        result = _git.run(args, env={**self._env, **(env or {})}, stdin=stdin)
+        return result.returncode, result.stdout, result.stderr
 
     def fail(self, verb: str, stderr: str) -> None:
         lines = [ln.strip() for ln in sanitize_url(stderr).splitlines() if ln.strip()]
@@ -298,13 +286,6 @@ def project_remote_url(cwd: Path, name: str, environ: Mapping[str, str]) -> str 
     """The URL of remote ``name`` of the git project around ``cwd`` (``origin`` …), if any."""
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         return None
-    env = {k: v for k, v in environ.items() if not k.startswith("GIT_")}
-    result = subprocess.run(
-        ["git", "-C", str(cwd), "remote", "get-url", name],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    url = result.stdout.strip()
-    return url if result.returncode == 0 and url else None
+    result = _git.run(["-C", str(cwd), "remote", "get-url", name], environ=environ)
+    url = result.text()
+    return url if result.ok and url else None

@@ -47,9 +47,10 @@ class CommitBuilder:
     ) -> str:
         """A commit of ``head``'s tree with ``upserts``/``deletes`` applied (``head`` if unchanged).
 
-        Trees are rewritten with ``mktree`` along the changed paths only, so entries
-        we refuse to read (odd names, links, gitlinks) are carried over untouched and
-        never pass through an index, which would reject them.
+        Trees are rewritten along the changed paths only and stored as raw tree
+        objects through gitdb (no ``mktree``, no index), so entries we refuse to read
+        (odd names, links, gitlinks) are carried over untouched; an index would reject
+        them.
         """
         changes: dict[str, str | None] = dict(self._store_blobs(upserts))
         changes.update({key: None for key in deletes})

@@ -16,10 +16,12 @@ from pathlib import Path
 
 from teamsync.errors import MemoryFormatError, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME, MAX_MEMORY_BYTES, Memory, decode_memory, parse_memory
-from teamsync.memdir.index import indexed_keys, normalize_target, regenerate_index
+from teamsync.memdir.index import mentioned, normalize_target, parse_index
+from teamsync.memdir.indexfix import fix_index_text, resolve
+from teamsync.memdir.lint import backup_index
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import safe_write
-from teamsync.security.keys import find_collisions, is_memory_key, key_problem
+from teamsync.security.keys import is_memory_key, key_clashes, key_problem
 from teamsync.sync.base import checksum
 from teamsync.sync.plan import is_below
 from teamsync.sync.state import BaseStore, FileStat
@@ -144,24 +146,32 @@ def _reason(exc: BaseException) -> str:
 
 
 def _reject_collisions(tree: LocalTree) -> None:
-    for group in find_collisions(tree.checksums):
-        for key in group:
-            others = ", ".join(k for k in group if k != key)
-            tree.rejected[key] = f"differs only by case or Unicode form from {others}"
-            tree.checksums.pop(key, None)
+    for key, reason in key_clashes(tree.checksums).items():
+        tree.rejected[key] = reason
+        tree.checksums.pop(key, None)
 
 
 def index_is_consistent(index_text: str, keys: Iterable[str]) -> bool:
-    """Does the index link exactly the memory files that exist (no dead links, none missing)?"""
+    """Does the index list every memory file and link no missing one?
+
+    Prose links and backtick mentions list a file as entries do; only entry lines
+    (:func:`teamsync.memdir.index.parse_index`) can be dead.
+    """
     memories = {normalize_target(k) for k in keys if k != INDEX_NAME}
-    return indexed_keys(index_text) == memories
+    linked = {resolve(e.target) for e in parse_index(index_text)} - {None}
+    listed = linked | {resolve(m) for m in mentioned(index_text)}
+    return memories <= listed and linked <= memories
 
 
-def fix_index(team: SafeDir, keys: Iterable[str]) -> bool:
-    """Regenerate ``MEMORY.md`` when it exists and links the wrong set of files.
+def fix_index(team: SafeDir, keys: Iterable[str], backup_dir: Path | None = None) -> bool:
+    """After a sync round, bring ``MEMORY.md`` in line with the files, losslessly.
 
-    Titles and hooks already in the index are kept; entries for new files come
-    from their frontmatter. Returns True when the index was rewritten.
+    The index has already been merged three-way like any file; here only the
+    entry lines teamsync owns change (:mod:`teamsync.memdir.indexfix`): an entry
+    is added for a memory file it does not list, and a bullet or table-row
+    entry whose every memory link is dead is removed. Every other line (prose,
+    headings, notes, teammates' hook edits) is kept byte for byte. The previous
+    text is kept under ``backup_dir`` first. Returns True when it was rewritten.
     """
     key_list = sorted(k for k in keys if k != INDEX_NAME)
     try:
@@ -179,9 +189,14 @@ def fix_index(team: SafeDir, keys: Iterable[str]) -> bool:
         try:
             memories[key] = parse_memory(body, key)
         except MemoryFormatError:
-            memories[key] = Memory(name=None, description=None, type=None, body=body)
-    new = regenerate_index(memories, existing=text)
+            stem = key.rsplit("/", 1)[-1].removesuffix(".md")
+            memories[key] = Memory(name=stem, description=None, type=None, body=body)
+    # A link to a file that exists but does not sync (too big, a refused name) is not dead.
+    present = {normalize_target(k) for k in key_list} | {item.key for item in team.walk()}
+    new = fix_index_text(text, memories, present=present).text
     if new == text:
         return False
+    if backup_dir is not None:
+        backup_index(backup_dir, "team/" + INDEX_NAME, text.encode("utf-8"), time.time())
     safe_write(team, INDEX_NAME, new)
     return True

@@ -45,10 +45,20 @@ class LocalWrite:
         return self.kind not in (ADOPT, FORGET)
 
 
+def _shown(key: str) -> str:
+    """A refused key as reports show it: a secret in the name is replaced by its rule id."""
+    from teamsync.security.names import redact_name
+
+    return redact_name(key)
+
+
 def gate_reason(exc: BaseException) -> str:
     """A one-line reason naming rules and lines, never content."""
     if isinstance(exc, SecretFound):
-        rules = ", ".join(sorted({f"{f.rule} (line {f.line})" for f in exc.findings}))
+        rules = ", ".join(
+            sorted({f"{f.rule} (the file name)" if f.line == 0 else f"{f.rule} (line {f.line})"
+                    for f in exc.findings})
+        )  # fmt: skip
         return f"contains a likely secret: {rules}"
     return str(getattr(exc, "reason", None) or getattr(exc, "message", None) or exc)
 
@@ -79,6 +89,8 @@ class SyncReport:
     """Local paths whose subtree could not be listed: left alone this run."""
     stop: Stop | None = None
     """Set when a guard stopped the run before it changed anything."""
+    recovered: list[str] = field(default_factory=list)
+    """Keys with no base here whose base the remote's history supplied (see sync.recover)."""
     version: str | None = None
 
     def exit_code(self) -> int:
@@ -90,13 +102,14 @@ class SyncReport:
             "written": self.written,
             "deleted": self.deleted,
             "conflicts": [{"key": c.key, "copy": c.copy} for c in self.conflicts],
-            "rejected": [{"key": r.key, "reason": r.reason} for r in self.rejected],
+            "rejected": [{"key": _shown(r.key), "reason": r.reason} for r in self.rejected],
             "pushed": self.pushed,
             "remote_deleted": self.remote_deleted,
             "merged": self.merged,
-            "held_back": [{"key": r.key, "reason": r.reason} for r in self.held_back],
-            "unknown": [{"key": r.key, "reason": r.reason} for r in self.unknown],
+            "held_back": [{"key": _shown(r.key), "reason": r.reason} for r in self.held_back],
+            "unknown": [{"key": _shown(r.key), "reason": r.reason} for r in self.unknown],
             "stopped": None if self.stop is None else self.stop.to_json(),
+            "recovered": self.recovered,
             "dry_run": self.dry_run,
         }
 

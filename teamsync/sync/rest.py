@@ -3,12 +3,16 @@
 - :meth:`RestBackend.snapshot` sends one conditional GET (``If-None-Match``
   with the cached ETag: a no-change sync costs a 304) of the full view and
   validates every entry before the engine sees it: key, ``*.md``, size,
-  UTF-8, the checksum the server claims, case/NFKC collisions, the entry cap.
+  UTF-8, the checksum the server claims, case/NFKC collisions and file/folder
+  clashes (``a.md`` beside ``A.md/x.md``), the entry cap.
   Refused entries land in :attr:`Snapshot.rejected` with a reason; the rest
   are kept. :meth:`fetch` serves texts from that same response, so what the
   engine merges is exactly the version it planned against.
-- :meth:`apply` batches upserts greedily (encoded JSON <= 200,000 bytes; an
-  oversized entry goes alone) and sends every PUT with a precondition:
+- :meth:`apply` batches upserts *and* deletes greedily by the exact encoded
+  size of the JSON body (<= the server's advertised ``batch_bytes``, 200,000
+  by default; an oversized entry goes alone, one that would pass the server's
+  ``max_body_bytes`` even alone is held back and named) and sends every PUT
+  with a precondition:
   ``If-Match: <store checksum>``, or ``If-None-Match: *`` when the store did
   not exist (404) yet. 412 and 409 become :class:`PreconditionFailed`: the
   engine re-snapshots, merges and retries, so a teammate's newer version is
@@ -17,33 +21,73 @@
   server advertises them (``X-Teamsync-Extensions`` header or the
   ``/capabilities`` probe). Against a plain server, deletes are not sent and
   the run fails with a message naming them: never silently dropped.
+- Limits (entries per repository, bytes per entry, bytes per body) come from
+  the ``/capabilities`` probe (:class:`Limits`), asked for only when a listing
+  passes the default entry cap or a push is sent; a plain server gets Claude
+  Code's defaults. A hostile server cannot raise them past hard ceilings.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx2
 
 from teamsync.config import Settings
 from teamsync.errors import BackendError
+from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES, MAX_BODY_BYTES, MAX_MEMORY_BYTES
 from teamsync.output import printable
-from teamsync.security.keys import find_collisions
+from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 from teamsync.sync.rest_http import Http, error_details, error_message, load_token, repo_from_origin
+from teamsync.wire import PATH, normalize_repo
 
-PATH = "/api/claude_code/team_memory"
-BATCH_BYTES = 200_000
-MAX_ENTRIES = 5_000
-"""Client-side cap on entries taken from a server (a hostile one may list millions)."""
+MAX_ENTRIES = DEFAULT_MAX_ENTRIES
+"""Default cap on entries taken from a server that does not advertise its own."""
+CEILING_ENTRIES = 1_000_000
+"""No server, however it advertises, makes the client take more entries than this."""
+CEILING_BODY_BYTES = 64 * 1024 * 1024
+HISTORY_PAGE = 1_000
+MAX_HISTORY_PAGES = 1_000
+"""At most a million history rows are read to recover lost bases."""
 
-__all__ = ["RestBackend", "from_config"]
+
+@dataclass(frozen=True)
+class Limits:
+    """What the server accepts; from ``/capabilities`` ``limits`` or Claude Code's defaults."""
+
+    max_entries: int = MAX_ENTRIES
+    max_entry_bytes: int = MAX_MEMORY_BYTES
+    """UTF-8 bytes per entry (never above the client's own limit for one memory)."""
+    batch_bytes: int = BATCH_BYTES
+    max_body_bytes: int = MAX_BODY_BYTES
+
+    @classmethod
+    def advertised(cls, raw: object) -> Limits:
+        """Limits from a probe answer; anything missing or odd keeps the default, and
+        nothing passes the client's ceilings (a hostile server cannot raise them)."""
+        data = raw if isinstance(raw, dict) else {}
+
+        def pick(name: str, default: int, ceiling: int) -> int:
+            value = data.get(name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                return default
+            return min(value, ceiling)
+
+        body = pick("max_body_bytes", MAX_BODY_BYTES, CEILING_BODY_BYTES)
+        return cls(
+            max_entries=pick("max_entries", MAX_ENTRIES, CEILING_ENTRIES),
+            max_entry_bytes=pick("max_entry_bytes", MAX_MEMORY_BYTES, MAX_MEMORY_BYTES),
+            batch_bytes=min(pick("batch_bytes", BATCH_BYTES, CEILING_BODY_BYTES), body),
+            max_body_bytes=body,
+        )
 
 
 class RestBackend:
@@ -59,14 +103,16 @@ class RestBackend:
         repo: str,
         transport: httpx2.BaseTransport | None = None,
         who: str = "someone",
-        max_entries: int = MAX_ENTRIES,
+        max_entries: int | None = None,
         **http: Any,
     ) -> None:
         self.repo = repo
         self.who = safe_who(who)
         self.max_entries = max_entries
+        """A fixed client cap (tests); None: the server's advertised cap."""
         self.http = Http(config.url, token, transport=transport, **http)
         self.extensions: frozenset[str] | None = None
+        self.limits: Limits | None = None
         self.server_max_entries: int | None = None
         self._etag: str | None = None
         self._snap: Snapshot | None = None
@@ -94,6 +140,36 @@ class RestBackend:
     def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
         return {k: self._texts[k] for k in keys if k in self._texts}
 
+    def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
+        """key -> checksums the server's history view lists for it (the ``history`` extension).
+
+        Pages through ``/history`` (bounded: :data:`MAX_HISTORY_PAGES`); a plain
+        server has no history, so nothing is recovered and the plan stays the
+        first-sync one (nothing deleted, conflicts kept as copies).
+        """
+        if "history" not in self._extensions():
+            return {}
+        wanted = set(keys)
+        seen: dict[str, set[str]] = {}
+        after = 0
+        for _ in range(MAX_HISTORY_PAGES):
+            params = {"repo": self.repo, "after": str(after), "limit": str(HISTORY_PAGE)}
+            status, _, body = self.http.send("GET", PATH + "/history", params=params)
+            if status != 200:
+                raise self._unexpected(status, body, "reading the history")
+            data = _json(body, self.http.where)
+            items = data.get("items")
+            for item in items if isinstance(items, list) else []:
+                key = item.get("key") if isinstance(item, dict) else None
+                value = item.get("checksum") if isinstance(item, dict) else None
+                if key in wanted and isinstance(value, str):
+                    seen.setdefault(key, set()).add(value)
+            nxt = data.get("next_after")
+            if not isinstance(nxt, int) or isinstance(nxt, bool) or nxt <= after:
+                break
+            after = nxt
+        return seen
+
     def _parse_full(self, body: bytes, head: Mapping[str, str]) -> tuple[Snapshot, dict[str, str]]:
         data = _json(body, self.http.where)
         content = data.get("content")
@@ -105,7 +181,11 @@ class RestBackend:
         version = data.get("checksum") or head.get("etag", "").strip('"') or None
         if not isinstance(version, str):
             raise BackendError(f"{self.http.where} answered a non-string checksum; refused")
-        texts, rejected = _validate(entries, claimed, self.max_entries)
+        cap = self.max_entries
+        if cap is None:
+            over = len(entries) > MAX_ENTRIES
+            cap = self._limits().max_entries if over else MAX_ENTRIES
+        texts, rejected = _validate(entries, claimed, cap)
         stamps = data.get("entryLastModified")
         changed = _times(stamps, texts) if isinstance(stamps, dict) else {}
         snap = Snapshot(
@@ -119,16 +199,20 @@ class RestBackend:
 
     # -- writing ----------------------------------------------------------------------
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
-        ext = self._extensions() if (changes.deletes or changes.base_checksums) else frozenset()
+        wants = changes.deletes or changes.base_checksums or changes.modified
+        ext = self._extensions() if wants else frozenset()
         deletes = list(changes.deletes) if "deletes" in ext else []
         skipped = [] if "deletes" in ext else sorted(changes.deletes)
         cas = changes.base_checksums if "baseChecksums" in ext else {}
+        limits = self._limits()
         version = changes.base_version
         before = self._snap.serial if self._snap is not None else None
         done: dict[str, str] = {}
         serial: int | None = None
         puts = 0
-        for batch in _batches(changes.upserts, deletes, cas):
+        times = changes.modified if "entryModified" in ext else {}
+        plan = plan_batches(changes.upserts, deletes, cas, limits, times)
+        for batch in plan.batches:
             result = self._put(batch, version)
             if isinstance(result, PreconditionFailed):
                 return result
@@ -138,13 +222,8 @@ class RestBackend:
         self._snap = None
         if puts:
             self._verify(done, deletes, before, puts)
-        if skipped:
-            raise BackendError(
-                f"pushed {len(done)} memories, but {self.http.where} does not support deletes "
-                f"(a teamsync extension), so these deletions were NOT propagated: "
-                f"{', '.join(skipped[:20])}{' …' if len(skipped) > 20 else ''}. "
-                "Restore the files, or delete them on the server by other means."
-            )
+        if skipped or plan.too_big:
+            raise BackendError(_not_sent(len(done), self.http.where, skipped, plan.too_big))
         return Applied(version=version, checksums=done, serial=serial)
 
     def _verify(
@@ -232,15 +311,27 @@ class RestBackend:
 
     def _extensions(self) -> frozenset[str]:
         if self.extensions is None:
-            self.extensions = frozenset()
-            try:
-                status, _, body = self.http.send("GET", PATH + "/capabilities", params={})
-                listed = _json(body, self.http.where).get("extensions") if status == 200 else None
-            except BackendError:
-                listed = None
-            if isinstance(listed, list):
-                self.extensions = frozenset(x for x in listed if isinstance(x, str))
-        return self.extensions
+            self._probe()
+        return self.extensions or frozenset()
+
+    def _limits(self) -> Limits:
+        if self.limits is None:
+            self._probe()
+        return self.limits or Limits()
+
+    def _probe(self) -> None:
+        """One ``/capabilities`` request: extensions and limits (defaults when absent)."""
+        try:
+            status, _, body = self.http.send("GET", PATH + "/capabilities", params={})
+            data = _json(body, self.http.where) if status == 200 else {}
+        except BackendError:
+            data = {}
+        listed = data.get("extensions")
+        if self.extensions is None:
+            self.extensions = frozenset(
+                x for x in (listed if isinstance(listed, list) else []) if isinstance(x, str)
+            )
+        self.limits = Limits.advertised(data.get("limits"))
 
     def descends_from(self, version: str) -> bool | None:
         """A store checksum cannot tell; the engine compares :attr:`Snapshot.serial`."""
@@ -287,11 +378,9 @@ def _validate(
                 texts[key] = text
             else:
                 rejected[key] = rejected_reason
-    for group in find_collisions(texts):
-        for key in group:
-            others = ", ".join(repr(k) for k in group if k != key)
-            rejected[key] = f"collides with {others} (differ only by case or Unicode form)"
-            texts.pop(key, None)
+    for key, reason in key_clashes(texts).items():
+        rejected[key] = reason
+        texts.pop(key, None)
     return texts, rejected
 
 
@@ -322,39 +411,104 @@ def _times(stamps: Mapping[Any, Any], keys: Mapping[str, str]) -> dict[str, floa
     return out
 
 
-def _batches(
-    upserts: Mapping[str, str], deletes: Sequence[str], cas: Mapping[str, str | None]
-) -> Iterator[dict[str, Any]]:
-    """Greedy batches of at most :data:`BATCH_BYTES` encoded bytes (an oversized entry alone)."""
-    batch: dict[str, Any] = _start(deletes, cas)
-    size = len(json.dumps(batch, ensure_ascii=False).encode("utf-8"))
+@dataclass(frozen=True)
+class BatchPlan:
+    batches: list[dict[str, Any]]
+    """PUT bodies, each at most ``batch_bytes`` encoded (a lone oversized entry excepted)."""
+    too_big: dict[str, str]
+    """key -> why it cannot be sent (over the entry size, or alone over the body size)."""
+
+
+def _encoded(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def plan_batches(
+    upserts: Mapping[str, str],
+    deletes: Sequence[str],
+    cas: Mapping[str, str | None],
+    limits: Limits,
+    modified: Mapping[str, float] | None = None,
+) -> BatchPlan:
+    """Greedy PUT bodies sized by their exact encoded JSON (escapes included).
+
+    Deletes travel like entries: each with its ``baseChecksums`` precondition,
+    so 4,500 deletes take several bodies instead of one the server refuses.
+    ``modified`` (first-share change times) travels as ``entryModified``.
+    Body sizes are counted exactly as :meth:`RestBackend._put` encodes them
+    (``json.dumps(ensure_ascii=False)``, default separators).
+    """
+    items: list[tuple[str, str, int]] = []  # (key, "entries" | "deletes", encoded cost)
+    for key in sorted(deletes):
+        cost = _encoded(key) + 2 + (_encoded(key) + 2 + _encoded(cas[key]) + 2 if key in cas else 0)
+        items.append((key, "deletes", cost))
+    stamps = {k: iso_time(t) for k, t in (modified or {}).items() if k in upserts}
     for key in sorted(upserts):
-        item = len(json.dumps({key: upserts[key]}, ensure_ascii=False).encode("utf-8"))
+        cost = _encoded(key) + 2 + _encoded(upserts[key]) + 2
+        cost += _encoded(key) + 2 + _encoded(cas[key]) + 2 if key in cas else 0
+        cost += _encoded(key) + 2 + _encoded(stamps[key]) + 2 if key in stamps else 0
+        items.append((key, "entries", cost))
+    skeleton = _encoded({"entries": {}, "deletes": [], "baseChecksums": {}, "entryModified": {}})
+    batches: list[dict[str, Any]] = []
+    too_big: dict[str, str] = {}
+    body: dict[str, Any] = {"entries": {}}
+    size = skeleton
+    for key, kind, cost in items:
+        if kind == "entries" and len(upserts[key].encode("utf-8")) > limits.max_entry_bytes:
+            too_big[key] = f"over the server's {limits.max_entry_bytes:,}-byte limit per memory"
+            continue
+        if skeleton + cost > limits.max_body_bytes:
+            too_big[key] = (
+                f"JSON-encoded, it alone passes the server's {limits.max_body_bytes:,}-byte "
+                "request limit (control characters and quotes grow when escaped)"
+            )
+            continue
+        if _has_items(body) and size + cost > limits.batch_bytes:
+            batches.append(body)
+            body, size = {"entries": {}}, skeleton
+        if kind == "deletes":
+            body.setdefault("deletes", []).append(key)
+        else:
+            body["entries"][key] = upserts[key]
+            if key in stamps:
+                body.setdefault("entryModified", {})[key] = stamps[key]
         if key in cas:
-            item += len(json.dumps({key: cas[key]}).encode("utf-8"))
-        if batch.get("entries") and size + item > BATCH_BYTES:
-            yield batch
-            batch, size = _start((), {}), 64
-        batch.setdefault("entries", {})[key] = upserts[key]
-        if key in cas:
-            batch.setdefault("baseChecksums", {})[key] = cas[key]
-        size += item
-    if batch.get("entries") or batch.get("deletes"):
-        yield batch
+            body.setdefault("baseChecksums", {})[key] = cas[key]
+        size += cost
+    if _has_items(body):
+        batches.append(body)
+    return BatchPlan(batches, too_big)
 
 
-def _start(deletes: Sequence[str], cas: Mapping[str, str | None]) -> dict[str, Any]:
-    batch: dict[str, Any] = {"entries": {}}
-    if deletes:
-        batch["deletes"] = list(deletes)
-        batch["baseChecksums"] = {k: cas[k] for k in deletes if k in cas}
-    return batch
+def iso_time(ts: float) -> str:
+    """``2026-11-30T04:34:05.123+00:00`` (what ``datetime.fromisoformat`` reads back)."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
+
+
+def _has_items(body: Mapping[str, Any]) -> bool:
+    return bool(body.get("entries") or body.get("deletes"))
+
+
+def _not_sent(pushed: int, where: str, skipped: Sequence[str], too_big: Mapping[str, str]) -> str:
+    def some(keys: Sequence[str]) -> str:
+        return ", ".join(keys[:20]) + (" …" if len(keys) > 20 else "")
+
+    parts = [f"pushed {pushed} memories"]
+    if skipped:
+        parts.append(
+            f"{where} does not support deletes (a teamsync extension), so these deletions were "
+            f"NOT propagated: {some(skipped)}. Restore the files, or delete them on the server "
+            "by other means"
+        )
+    for key in sorted(too_big)[:20]:
+        parts.append(f"{key} was NOT pushed: {too_big[key]}; shorten or split it")
+    if len(too_big) > 20:
+        parts.append(f"and {len(too_big) - 20} more memories were NOT pushed for the same reasons")
+    return "; ".join(parts) + "."
 
 
 def from_config(config: SyncConfig, settings: Settings) -> RestBackend:
     """The factory :mod:`teamsync.commands.sync` calls (see ``BACKENDS``)."""
-    from teamsync.server.limits import normalize_repo
-
     token = load_token(config, settings.environ)
     repo = normalize_repo(config.repo) if config.repo else repo_from_origin(settings.cwd)
     return RestBackend(config, token, repo=repo, who=_who(settings))

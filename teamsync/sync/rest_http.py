@@ -24,11 +24,12 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from teamsync.errors import AuthError, BackendError, ConfigError
+from teamsync import _git
+from teamsync.errors import AuthError, BackendError, ConfigError, ToolMissing, UsageError
 from teamsync.output import printable
-from teamsync.server.limits import normalize_repo
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import sanitize_url
+from teamsync.wire import normalize_repo, parse_error_body
 
 TIMEOUT_S = 30.0
 MAX_ATTEMPTS = 4
@@ -81,28 +82,21 @@ def normalize_remote(url: str) -> str:
     ident = path if host in GITHUB_HOSTS else f"{host}/{path}"
     try:
         return normalize_repo(ident)
-    except Exception as exc:
+    except UsageError as exc:
         raise ConfigError(f"{exc}; pass --repo OWNER/NAME to `teamsync init --rest`") from exc
 
 
 def repo_from_origin(cwd: Path) -> str:
     """The repository id of the project at ``cwd`` (its ``origin`` remote)."""
     try:
-        proc = subprocess.run(
-            ["git", "config", "--get", "remote.origin.url"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
+        result = _git.run(["config", "--get", "remote.origin.url"], cwd=cwd, timeout=10)
+    except (ToolMissing, subprocess.SubprocessError) as exc:
         raise ConfigError("cannot run git to find `origin`; pass --repo OWNER/NAME") from exc
-    if proc.returncode != 0 or not proc.stdout.strip():
+    if not result.ok or not result.text():
         raise ConfigError(
             f"{cwd} has no `origin` remote; pass --repo OWNER/NAME to `teamsync init --rest`"
         )
-    return normalize_remote(proc.stdout)
+    return normalize_remote(result.text())
 
 
 def backoff(attempt: int, rand: Callable[[], float] = random.random) -> float:
@@ -215,22 +209,10 @@ class Http:
 
 def error_details(body: bytes) -> dict[str, Any]:
     """``error.details`` of a structured error body, or {}."""
-    import json
-
-    try:
-        data = json.loads(body)
-        details = data["error"]["details"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return {}
-    return details if isinstance(details, dict) else {}
+    return parse_error_body(body)[1]
 
 
 def error_message(body: bytes, limit: int = 300) -> str:
-    import json
-
-    try:
-        msg = json.loads(body)["error"]["message"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return ""
+    msg = parse_error_body(body)[0]
     # the server's words reach the terminal: no control characters (escape sequences)
-    return printable(msg[:limit].replace("\n", " ")) if isinstance(msg, str) else ""
+    return printable(msg[:limit].replace("\n", " "))

@@ -24,6 +24,29 @@ def test_public_api_is_exactly_all() -> None:
         teamsync.no_such_name  # noqa: B018
 
 
+def test_the_whole_exception_tree_is_public_and_drawn() -> None:
+    import teamsync.errors as errors
+
+    classes = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, errors.TeamsyncError)
+    }
+    assert classes <= set(teamsync.__all__)
+    drawn = errors.__doc__ or ""
+    assert not [name for name in classes if name not in drawn]
+
+
+def test_no_exception_class_outside_errors_py() -> None:
+    pattern = re.compile(r"^class \w+\((TeamsyncError|\w+Error)\)", re.MULTILINE)
+    found = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "teamsync").rglob("*.py")
+        if path.name != "errors.py" and pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
 def test_import_teamsync_is_cheap() -> None:
     code = (
         "import sys, teamsync; "

@@ -63,7 +63,7 @@ def read(project: Path) -> dict[str, Any]:
 def test_shipped_snippet_covers_the_four_events() -> None:
     hooks = shipped()["hooks"]
     assert commands(shipped(), "PreToolUse") == ["teamsync guard"]
-    assert hooks["PreToolUse"][0]["matcher"] == "Write|Edit|MultiEdit"
+    assert hooks["PreToolUse"][0]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
     assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|MultiEdit"
     assert commands(shipped(), "SessionStart") == ["teamsync guard --event SessionStart"]
     assert commands(shipped(), "Stop") == ["teamsync guard --event Stop"]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from teamsync.hooks.background import PidLock, pid_alive
+from teamsync._lock import FileLock
+from teamsync._process import pid_alive
 from testing.hooks import git, make_repo, run_teamsync
 from testing.watch import memory_text, wait_for
 
@@ -150,7 +151,15 @@ def test_post_tool_use_debounces_a_burst_into_one_push(
         (Path(os.environ["HOME"]) / ".local" / "state" / "teamsync" / "hooks").glob("push-*.log")
     )
     assert len(logs) == 1
-    assert wait_for(lambda: not list(logs[0].parent.glob("push-*.lock")), 20)
+    (lock_path,) = logs[0].parent.glob("push-*.lock")
+
+    def waiter_done() -> bool:
+        probe = FileLock(lock_path)
+        free = probe.try_acquire()
+        probe.release()
+        return free
+
+    assert wait_for(waiter_done, 20)  # the waiter exited and its lock went with it
     pushes = logs[0].read_text(encoding="utf-8").count("teamsync push")
     # Edits closer together than the 2 s debounce coalesce into one push; a machine
     # slow enough to space the hooks further apart still may not push per edit.
@@ -190,9 +199,10 @@ def test_stop_runs_extract_in_the_background(tmp_path: Path) -> None:
     log = Path(os.environ["HOME"]) / ".local" / "state" / "teamsync" / "hooks" / "extract.log"
     assert wait_for(lambda: log.is_file() and log.stat().st_size > 0, 30)
     (lock,) = log.parent.glob("extract-*.lock")
-    owner = PidLock(lock).owner()
+    owner = FileLock(lock).owner()
     assert owner is not None
     assert wait_for(lambda: not pid_alive(owner), 30)  # the background extraction finished
+    assert FileLock(lock).try_acquire()  # and its exit freed the lock it inherited
     text = log.read_text(encoding="utf-8")
     assert "Usage:" not in text and "unexpected" not in text and "Traceback" not in text
 

@@ -51,7 +51,7 @@ def test_json_shape(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--dir", str(root), "--json", "check"])
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
-    assert set(payload) == {"problems"}
+    assert set(payload) == {"problems", "notes"}
     assert payload["problems"][0] == {
         "path": "MEMORY.md",
         "kind": "dead-link",
@@ -65,7 +65,11 @@ def test_fix_then_clean(tmp_path: Path) -> None:
     runner = CliRunner()
     fixed = runner.invoke(cli, ["--dir", str(root), "--json", "check", "--fix"])
     assert fixed.exit_code == 0, fixed.output
-    assert json.loads(fixed.stdout) == {"problems": [], "fixed": ["MEMORY.md", "team/MEMORY.md"]}
+    assert json.loads(fixed.stdout) == {
+        "problems": [],
+        "notes": [],
+        "fixed": ["MEMORY.md", "team/MEMORY.md"],
+    }
     again = runner.invoke(cli, ["--dir", str(root), "check"])
     assert again.exit_code == 0
     assert "no problems" in again.output
@@ -76,7 +80,7 @@ def test_fix_leaves_frontmatter_problems_and_exits_one(tmp_path: Path) -> None:
     write_memory(root, "odd.md", type="bogus")
     result = CliRunner().invoke(cli, ["--dir", str(root), "check", "--fix"])
     assert result.exit_code == 1
-    assert "rewrote MEMORY.md" in result.output
+    assert "updated MEMORY.md: 1 entries added" in result.output
     assert "odd.md: type: unknown type 'bogus'" in result.output
 
 
@@ -101,7 +105,7 @@ def test_real_console_script(tmp_path: Path) -> None:
     fix = _run("--dir", str(root), "check", "--fix")
     assert fix.returncode == 0, fix.stderr
     after = _run("--dir", str(root), "--json", "check")
-    assert (after.returncode, json.loads(after.stdout)) == (0, {"problems": []})
+    assert (after.returncode, json.loads(after.stdout)) == (0, {"problems": [], "notes": []})
 
 
 def test_real_console_script_missing_directory(tmp_path: Path) -> None:

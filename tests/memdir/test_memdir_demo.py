@@ -21,14 +21,16 @@ def test_demo_shows_problems_then_the_fix() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     for expected in (
-        "team/MEMORY.md: dead-link: line 4: runbook.md does not exist",
-        "team/MEMORY.md: duplicate: line 5",
+        "team/MEMORY.md: dead-link: line 8: runbook.md does not exist",
+        "team/MEMORY.md: duplicate: line 9",
         "team/orphan_oncall.md: orphan",
         "team/opinion.md: type: unknown type 'opinion'",
         "team/multiline.md: description: description spans several lines",
-        "rewrote team/MEMORY.md",
-        "<!-- teamsync-index v1",
+        "updated team/MEMORY.md: 1 entries added, 1 dead entries removed",
+        "Ask in #ops before touching the deploy rules.",
         "no problems",
     ):
         assert expected in out, expected
-    assert out.index("(exit 1)") < out.index("rewrote team/MEMORY.md") < out.index("(exit 0)")
+    assert out.index("(exit 1)") < out.index("updated team/MEMORY.md") < out.index("(exit 0)")
+    fixed = out[out.index("team/MEMORY.md now reads:") :]
+    assert "Ask in #ops before touching the deploy rules." in fixed  # prose kept by --fix

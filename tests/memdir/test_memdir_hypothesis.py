@@ -22,6 +22,7 @@ from teamsync.memdir.index import (
     MAX_INDEX_LINES,
     indexed_keys,
     left_out,
+    load_index,
     parse_index,
     regenerate_index,
 )
@@ -81,11 +82,17 @@ def test_fast_path_matches_the_yaml_loader(pairs: list[tuple[str, str]]) -> None
     fast = fmt._fast_load(source)
     if fast is not None:
         assert fast == (expected or {})
+    lenient = fmt._requote(source, lambda v: fmt._has_comment_mark(v) or fmt._problematic(v))
     try:
-        assert load_frontmatter(source) == (expected or {})
+        loaded = load_frontmatter(source)
     except MemoryFormatError:
-        refused_anchor = "&" in source or "*" in source
-        assert expected == "error" or not isinstance(expected, dict) or refused_anchor
+        refused_guard = any(c in source for c in "&*!")
+        assert expected == "error" or not isinstance(expected, dict) or refused_guard
+        return
+    if lenient == source:  # nothing the lenient steps would quote: exactly strict YAML
+        assert loaded == (expected or {})
+    else:
+        assert len(loaded) <= len(pairs)  # one mapping entry per line at most
 
 
 key_text = st.text(
@@ -113,7 +120,7 @@ def test_regenerated_index_lists_every_memory_once_and_is_stable(mems: dict[str,
     assert sorted(targets) == sorted(mems)
     assert regenerate_index(mems, text) == text
     assert regenerate_index(dict(reversed(list(mems.items())))) == text
-    assert left_out(mems, text) == []
+    assert set(left_out(mems, text)) <= set(mems)
 
 
 @SETTINGS
@@ -133,25 +140,29 @@ def test_existing_titles_and_hooks_are_kept(
     before = {entry.target: (entry.title, entry.hook) for entry in parse_index(hand)}
     text = regenerate_index(mems, hand)
     after = {entry.target: (entry.title, entry.hook) for entry in parse_index(text)}
-    for target, (title, hook) in before.items():
-        if target in after and title and hook:
-            assert after[target][0] == " ".join(title.split())
-            kept = after[target][1].rstrip("…").rstrip()
-            assert " ".join(hook.split()).startswith(kept)
+    for target, pair in before.items():
+        if target in mems:  # a live entry: its line is kept byte for byte
+            assert after[target] == pair
 
 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(min_value=150, max_value=400), st.integers(min_value=0, max_value=300))
-def test_regenerated_index_always_fits_the_limits(count: int, hook_len: int) -> None:
+def test_regenerated_index_never_drops_and_names_what_would_be_cut(
+    count: int, hook_len: int
+) -> None:
     mems = {
         f"memory-{n:04d}.md": Memory(f"Memory {n}", "é" * hook_len, MEMORY_TYPES[n % 4], "", {})
         for n in range(count)
     }
     text = regenerate_index(mems)
-    assert len(text.strip().split("\n")) <= MAX_INDEX_LINES
-    assert len(text.strip().encode("utf-8")) <= MAX_INDEX_BYTES
-    listed = indexed_keys(text)
-    assert listed | set(left_out(mems, text)) == set(mems)
+    assert indexed_keys(text) == set(mems)
+    cut = set(left_out(mems, text))
+    over = len(text.strip().split("\n")) > MAX_INDEX_LINES
+    over = over or len(text.strip().encode("utf-8")) > MAX_INDEX_BYTES
+    assert bool(cut) == over
+    loaded = load_index(text).text
+    for key in mems:
+        assert (f"]({key})" in loaded) == (key not in cut)
 
 
 frontmatter_line = st.sampled_from(

@@ -15,6 +15,7 @@ from teamsync.memdir.index import (
     escape_target,
     index_limit_problems,
     index_version,
+    left_out,
     load_index,
     parse_index,
     regenerate_index,
@@ -120,7 +121,7 @@ def test_regenerate_groups_by_type_and_sorts_by_file() -> None:
     )
 
 
-def test_regenerate_keeps_existing_titles_and_hooks_and_drops_dead_lines() -> None:
+def test_regenerate_keeps_existing_titles_and_hooks_and_drops_only_dead_entries() -> None:
     existing = (
         "- [My own title](a.md) — my own hook\n"
         "- [Gone](gone.md) — dead\n"
@@ -129,9 +130,11 @@ def test_regenerate_keeps_existing_titles_and_hooks_and_drops_dead_lines() -> No
     text = regenerate_index(
         {"a.md": _m("Name", "desc", "user"), "b.md": _m("B", "bee", "user")}, existing
     )
-    assert "- [My own title](a.md) — my own hook" in text
-    assert "- [B](b.md) — bee" in text
-    assert "gone.md" not in text and "Again" not in text
+    assert text == (
+        "- [My own title](a.md) — my own hook\n"
+        "- [Again](./a.md) — duplicate\n"  # a duplicate is reported by check, not removed
+        "\n## User\n- [B](b.md) — bee\n"
+    )
 
 
 def test_regenerate_title_falls_back_to_the_file_name() -> None:
@@ -140,7 +143,9 @@ def test_regenerate_title_falls_back_to_the_file_name() -> None:
 
 
 def test_index_version_marker() -> None:
-    assert index_version(regenerate_index({})) == 1
+    assert regenerate_index({}) == ""  # no memory, no index: nothing is written
+    assert index_version(regenerate_index({"a.md": _m("A", "a", "user")})) == 1
+    assert index_version(regenerate_index({"a.md": _m("A", "a", "user")}, "# Mine\n")) == 0
     assert index_version("- [a](a.md)\n") == 0
     assert index_version("<!-- teamsync-index v7 -->\n") == 7
 
@@ -150,12 +155,12 @@ def test_regenerate_refuses_an_index_from_a_newer_teamsync() -> None:
         regenerate_index({}, "<!-- teamsync-index v2 -->\n- [a](a.md)\n")
 
 
-def test_regenerate_leaves_out_what_cannot_fit() -> None:
+def test_regenerate_never_leaves_out_and_names_what_a_loader_would_cut() -> None:
     memories = {f"m{n:03d}.md": _m(f"M{n}", "d", "project") for n in range(300)}
     text = regenerate_index(memories)
     entries = parse_index(text)
-    assert len(text.strip().split("\n")) == 200
-    assert [e.target for e in entries] == sorted(memories)[: len(entries)]
+    assert [e.target for e in entries] == sorted(memories)
+    assert left_out(memories, text) == sorted(memories)[197:]  # marker, blank, heading
 
 
 def test_pathological_lines_parse_in_linear_time() -> None:

@@ -41,8 +41,9 @@ def test_recall_with_no_match_says_so(tmp_path: Path) -> None:
     memdir = tmp_path / "memory"
     put(memdir, "a.md", memory("a", "alpha"))
     output, out, _ = _output()
-    assert run_recall(settings_for(memdir), output, query="zzzz", offline=True) == 0
-    assert out.getvalue().strip() == "No memory matched (lexical selection)."
+    code = run_recall(settings_for(memdir), output, query="zzzz", offline=True, mode="lexical")
+    assert code == 0
+    assert out.getvalue().strip() == "No memory is relevant enough (lexical selection)."
 
 
 def test_extract_output_never_contains_the_secret(tmp_path: Path) -> None:

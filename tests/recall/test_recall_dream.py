@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from teamsync._lock import FileLock
+from teamsync.errors import PlanRefused
 from teamsync.recall import lock, state
-from teamsync.recall.dream import PlanRefused, dream
+from teamsync.recall.dream import dream
 from testing.fake_anthropic import FakeAnthropic, json_answer, text
 from testing.recall import claude_for, memory, put, settings_for
 
@@ -28,7 +30,12 @@ def memdir(tmp_path: Path) -> Path:
     return root
 
 
-MERGED = memory("pnpm", "Use pnpm for the web workspace; never npm", "feedback", "Merged.\n")
+MERGED = memory(
+    "pnpm",
+    "Use pnpm for the web workspace; always pnpm install, never npm",
+    "feedback",
+    "The fact.\n",
+)
 
 
 def merge_plan(**overrides: Any) -> dict[str, Any]:
@@ -95,7 +102,7 @@ def test_forced_dream_applies_the_plan_with_backup_and_index(memdir: Path) -> No
             merge_plan(
                 deletions=[{"path": f"team/project_{i}.md", "reason": "dup"} for i in range(3)]
             ),
-            "remove 3 of 10 memories (30%), more than the 25% limit",
+            "change 4 of 10 memories (1 write(s), 3 deletion(s)), more than the cap of 2",
         ),
         (
             merge_plan(deletions=[{"path": "feedback_b.md", "reason": "  "}]),
@@ -188,51 +195,49 @@ def test_dry_run_validates_but_changes_nothing(memdir: Path) -> None:
 def test_a_live_lock_blocks_and_is_left_alone(memdir: Path) -> None:
     settings = settings_for(memdir)
     path = state.state_root(settings.state_dir, memdir) / "dream.lock"
-    path.parent.mkdir(parents=True)
-    path.write_text(f"{os.getpid()}\nother\n")
-    fake = FakeAnthropic([json_answer(merge_plan())])
-    with pytest.raises(lock.LockBusy, match=f"PID {os.getpid()}"):
-        dream(settings, force=True, claude=claude_for(fake))
-    assert path.read_text() == f"{os.getpid()}\nother\n" and fake.requests == []
+    holder = FileLock(path)
+    assert holder.try_acquire()
+    try:
+        fake = FakeAnthropic([json_answer(merge_plan())])
+        with pytest.raises(lock.LockBusy, match=f"PID {os.getpid()}"):
+            dream(settings, force=True, claude=claude_for(fake))
+        assert fake.requests == [] and holder.locked
+    finally:
+        holder.release()
 
 
-@pytest.mark.parametrize("kind", ["dead-pid", "too-old", "garbage"])
-def test_a_stale_lock_is_taken_over(memdir: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", ["dead-pid", "garbage"])
+def test_a_lock_file_left_by_a_dead_dream_does_not_block(memdir: Path, kind: str) -> None:
     settings = settings_for(memdir)
     path = state.state_root(settings.state_dir, memdir) / "dream.lock"
     path.parent.mkdir(parents=True)
-    path.write_text(
-        {"dead-pid": f"{dead_pid()}\nx\n", "too-old": f"{os.getpid()}\nx\n", "garbage": "???"}[kind]
-    )
-    if kind == "too-old":
-        old = time.time() - 61 * 60
-        os.utime(path, (old, old))
+    path.write_text({"dead-pid": f"{dead_pid()}\n", "garbage": "???"}[kind])
     result = dream(
         settings, force=True, claude=claude_for(FakeAnthropic([json_answer(merge_plan())]))
     )
     assert result.ran
-    assert not path.exists()  # released after the run
-    assert list(path.parent.glob("dream.lock.stale-*")) == []
 
 
-def test_takeover_puts_back_a_lock_someone_else_just_took(tmp_path: Path) -> None:
-    path = tmp_path / "dream.lock"
-    path.write_text(f"{os.getpid()}\nfresh\n")  # what is there now is live, not what we judged
-    assert lock._take_over(path, f"{dead_pid()}\nstale\n") is False
-    assert path.read_text() == f"{os.getpid()}\nfresh\n"
-    assert list(tmp_path.glob("dream.lock.stale-*")) == []
-
-
-def test_lock_is_exclusive_and_released_only_by_its_owner(tmp_path: Path) -> None:
-    path = tmp_path / "dream.lock"
-    nonce = lock.acquire(path)
-    assert path.read_text() == f"{os.getpid()}\n{nonce}\n"
-    with pytest.raises(lock.LockBusy):
-        lock.acquire(path)
-    lock.release(path, "not-the-owner")
-    assert path.exists()
-    lock.release(path, nonce)
-    assert not path.exists()
+def test_a_dream_killed_while_holding_the_lock_frees_it(memdir: Path, tmp_path: Path) -> None:
+    settings = settings_for(memdir)
+    path = state.state_root(settings.state_dir, memdir) / "dream.lock"
+    path.parent.mkdir(parents=True)
+    code = (
+        "import sys, time; from pathlib import Path; from teamsync._lock import FileLock\n"
+        "l = FileLock(Path(sys.argv[1])); assert l.try_acquire(); print('held', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"held\n"
+        with pytest.raises(lock.LockBusy, match=f"PID {child.pid}"):
+            with lock.held(path):
+                pass
+    finally:
+        child.kill()
+        child.wait()
+    with lock.held(path):  # SIGKILL released it: nothing to take over
+        pass
 
 
 @pytest.mark.parametrize("where", ["summary", "write reason", "deletion reason"])
@@ -253,3 +258,112 @@ def test_a_secret_in_the_plan_prose_is_refused_and_never_kept(memdir: Path, wher
     assert (memdir / "feedback_b.md").exists()
     kept = [p.read_bytes() for p in settings.state_dir.rglob("*") if p.is_file()]
     assert not any(token.encode() in b for b in kept)
+
+
+PRIVATE = memory(
+    "terse answers",
+    "The user wants short answers without a closing recap",
+    "feedback",
+    "Answer briefly and skip the closing summary of the diff.\n",
+)
+
+
+def _refused(memdir: Path, plan: dict[str, Any], message: str) -> None:
+    snapshot = {p: p.read_text() for p in memdir.rglob("*.md")}
+    fake = FakeAnthropic([json_answer(plan)])
+    with pytest.raises(PlanRefused, match=message):
+        dream(settings_for(memdir), force=True, claude=claude_for(fake))
+    assert {p: p.read_text() for p in memdir.rglob("*.md")} == snapshot
+
+
+def test_dream_never_moves_a_private_memory_into_team(memdir: Path) -> None:
+    put(memdir, "feedback_terse.md", PRIVATE)
+    moved = {"path": "team/feedback_terse.md", "content": PRIVATE, "reason": "share it"}
+    gone = {"path": "feedback_terse.md", "reason": "moved to team/feedback_terse.md"}
+    _refused(
+        memdir, merge_plan(writes=[moved], deletions=[gone]), "across the private/team boundary"
+    )
+    # a copy without the deletion is the same leak
+    _refused(memdir, merge_plan(writes=[moved], deletions=[]), "across the private/team boundary")
+    # "merged into" a team file is a move too
+    shared = {"path": "team/project_0.md", "content": PRIVATE, "reason": "merged"}
+    merged = {"path": "feedback_terse.md", "reason": "merged into team/project_0.md"}
+    _refused(memdir, merge_plan(writes=[shared], deletions=[merged]), "boundary")
+
+
+def test_the_cap_counts_writes_as_well_as_deletions(memdir: Path) -> None:
+    rewrites = [
+        {
+            "path": f"team/project_{i}.md",
+            "content": memory(f"fact {i}", f"Fact {i}, dated"),
+            "reason": "dates",
+        }
+        for i in range(3)
+    ]
+    _refused(
+        memdir, merge_plan(writes=rewrites, deletions=[]), "change 3 of 10 memories \\(3 write"
+    )
+
+
+def test_merged_into_must_name_a_file_that_exists_and_holds_the_content(memdir: Path) -> None:
+    ghost = merge_plan(
+        deletions=[{"path": "feedback_b.md", "reason": "merged into feedback_zz.md"}]
+    )
+    _refused(memdir, ghost, "merged into feedback_zz.md, which does not exist")
+    thin = memory("pnpm", "Package manager", "feedback", "Web workspace.\n")
+    lost = merge_plan(writes=[{"path": "feedback_a.md", "content": thin, "reason": "merged"}])
+    _refused(memdir, lost, "feedback_a.md holds only \\d+% of its words")
+    # merged into an existing, untouched file that already holds the content: fine
+    put(memdir, "feedback_c.md", MERGED)
+    ok = {
+        "summary": "s",
+        "writes": [],
+        "deletions": [{"path": "feedback_b.md", "reason": "merged into feedback_c.md"}],
+    }
+    result = dream(
+        settings_for(memdir), force=True, claude=claude_for(FakeAnthropic([json_answer(ok)]))
+    )
+    assert result.ran and not (memdir / "feedback_b.md").exists()
+
+
+def test_case_variant_names_and_user_memories_in_team_are_refused(memdir: Path) -> None:
+    variant = merge_plan(writes=[{"path": "Feedback_A.md", "content": MERGED, "reason": "r"}])
+    _refused(memdir, variant, "differs from feedback_a.md only by case")
+    user = memory("role", "The user is a data scientist", "user")
+    _refused(
+        memdir,
+        merge_plan(
+            writes=[{"path": "team/user_role.md", "content": user, "reason": "r"}], deletions=[]
+        ),
+        "user memory into team/",
+    )
+
+
+def test_a_failure_part_way_restores_every_pre_image(memdir: Path) -> None:
+    from teamsync.errors import SecurityError
+
+    before = {p: p.read_text() for p in memdir.rglob("*.md")}
+    other = memory("other", "Something else entirely", "project", "Unrelated body.\n")
+    plan = {
+        "summary": "s",
+        "writes": [
+            {"path": "feedback_a.md", "content": MERGED, "reason": "dates"},
+            # passes validation, fails on disk: its parent is a file
+            {"path": "team/project_0.md/inner.md", "content": other, "reason": "r"},
+        ],
+        "deletions": [],
+    }
+    fake = FakeAnthropic([json_answer(plan)])
+    with pytest.raises(SecurityError):
+        dream(settings_for(memdir), force=True, claude=claude_for(fake))
+    assert {p: p.read_text() for p in memdir.rglob("*.md")} == before
+
+
+def test_the_dream_prompt_gives_todays_date(memdir: Path) -> None:
+    from datetime import UTC, datetime
+
+    fake = FakeAnthropic([json_answer({"summary": "", "writes": [], "deletions": []})])
+    dream(settings_for(memdir), force=True, claude=claude_for(fake))
+    assert (
+        f"Today's date is {datetime.now(UTC).strftime('%Y-%m-%d')}." in fake.requests[0]["system"]
+    )

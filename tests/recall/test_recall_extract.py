@@ -13,6 +13,7 @@ from teamsync.recall import state
 from teamsync.recall.extract import MAX_TURNS, extract
 from teamsync.recall.transcript import parse_transcript
 from testing.fake_anthropic import FakeAnthropic, Status, result_text, text, tool_results, tool_use
+from testing.memdir import assert_current_layout
 from testing.recall import claude_for, memory, put, settings_for, transcript_line, write_transcript
 
 NEW_MEMORY = memory(
@@ -97,7 +98,8 @@ def test_tool_loop_writes_a_memory_and_regenerates_the_index(
     settings = settings_for(memdir)
     result = extract(settings, transcript, claude=claude_for(fake))
     assert result.written == ["team/project_freeze.md"] and result.turns == 3 and not result.capped
-    assert (memdir / "team/project_freeze.md").read_text() == NEW_MEMORY
+    # written in the layout Claude Code writes today (metadata block, modified = now)
+    assert_current_layout((memdir / "team/project_freeze.md").read_text(), NEW_MEMORY)
     assert "(project_freeze.md)" in (memdir / "team/MEMORY.md").read_text()
     assert result.index_problems == 0
     first = fake.requests[0]
@@ -268,3 +270,30 @@ def test_api_errors_propagate_and_leave_the_cursor(memdir: Path, transcript: Pat
     assert state.load_cursor(state.state_root(settings.state_dir, memdir), transcript) is None
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         extract(settings, transcript)
+
+
+def test_a_secret_in_a_proposed_file_name_is_refused_and_never_repeated(
+    memdir: Path, transcript: Path
+) -> None:
+    from teamsync.output import printable
+
+    secret = fake_token()
+
+    def after_refusal(request: dict[str, Any]) -> dict[str, Any]:
+        (result,) = _results(request)
+        message = result_text(result)
+        assert result["is_error"] is True and "github-pat" in message
+        assert secret not in message
+        return text("done")
+
+    fake = FakeAnthropic(
+        [
+            tool_use(("write_file", {"path": f"team/{secret}.md", "content": NEW_MEMORY})),
+            after_refusal,
+        ]
+    )
+    result = extract(settings_for(memdir), transcript, claude=claude_for(fake))
+    assert result.written == []
+    assert [path for path, _ in result.refused] == ["team/<github-pat>.md"]
+    assert not (memdir / "team" / f"{secret}.md").exists()
+    assert secret not in printable(f"team/{secret}.md")

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from teamsync.recall.lexical import LexicalIndex, default_cache_path, lexical_search
-from teamsync.recall.synonyms import expand_terms, synonyms
 from teamsync.recall.tokens import extract_fields, match_expression, query_terms, split_identifiers
 from testing.recall import memory, put
 
@@ -78,15 +77,17 @@ def test_index_is_not_a_memory_and_description_outweighs_body(memdir: Path) -> N
     assert all(h.score > 0 for h in hits)
 
 
-def test_expansion_table_reaches_a_paraphrase(memdir: Path) -> None:
-    assert "grafana" in synonyms("dashboard")
-    assert "frontend" in expand_terms(["front", "end"])  # adjacent words joined
+def test_relevance_floor_returns_nothing_when_no_distinctive_word_matches(memdir: Path) -> None:
     index = LexicalIndex(memdir)
     index.refresh()
-    assert index.search("monitoring dashboard", expand=False) == []
-    hits = index.search("monitoring dashboard", explain=True)
-    assert hits[0].path == "team/reference_grafana.md"
-    assert "grafana" in hits[0].matched
+    query = "how do I renew the kubernetes certificate for the checkout"
+    plain = index.search(query, floor=None, explain=True)
+    assert [h.path for h in plain] == ["team/reference_grafana.md"]  # only "checkout" matches
+    assert plain[0].coverage < 0.3
+    assert index.search(query) == []  # below the floor: nothing, not the least bad memory
+    strong = index.search("checkout latency", explain=True)
+    assert [h.path for h in strong] == ["team/reference_grafana.md"]
+    assert strong[0].coverage == 1.0
 
 
 def test_explain_reports_the_matched_terms(memdir: Path) -> None:
@@ -98,7 +99,9 @@ def test_explain_reports_the_matched_terms(memdir: Path) -> None:
 def test_limit_and_empty_queries(memdir: Path) -> None:
     assert lexical_search(memdir, "", limit=5) == []
     assert lexical_search(memdir, "deployment", limit=0) == []
-    assert len(lexical_search(memdir, "the a board latency scientist freeze", limit=2)) == 2
+    query = "the a board latency scientist freeze"
+    assert len(lexical_search(memdir, query, limit=2, floor=None)) == 2
+    assert len(lexical_search(memdir, query, limit=1, floor=None)) == 1
 
 
 def test_symlinks_are_never_indexed(memdir: Path, tmp_path: Path) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,7 +50,7 @@ def test_manifest_lists_newest_first_in_claude_code_format(memdir: Path) -> None
     manifest, offered = build_manifest(memdir, settings.state_dir)
     lines = manifest.splitlines()
     assert lines[0].startswith("- [reference] reference_board.md (20")
-    assert lines[0].endswith("Z): Grafana board for checkout latency")
+    assert lines[0].endswith("Z, today): Grafana board for checkout latency")
     assert lines[2].startswith("- [project] team/project_freeze.md (")
     assert offered == {"reference_board.md", "feedback_tests.md", "team/project_freeze.md"}
 
@@ -66,7 +69,7 @@ def test_claude_selection_is_used_and_unknown_paths_are_dropped(memdir: Path) ->
     assert result.selector == "claude"
     assert [m.path for m in result.memories] == ["team/project_freeze.md"]
     assert result.memories[0].why.startswith("chosen by claude-sonnet-5-5 from 3 memory headers")
-    assert result.notes == ["ignored 2 path(s) Claude named that are not memories"]
+    assert result.notes == ["ignored 2 path(s) Claude named that were not in its list"]
     manifest = fake.requests[0]["messages"][0]["content"]
     assert "team/project_freeze.md" in manifest and "Merge freeze" in manifest
 
@@ -89,19 +92,25 @@ def test_claude_may_choose_nothing(memdir: Path) -> None:
 )
 def test_failures_fall_back_to_lexical_and_say_so(memdir: Path, step: object, reason: str) -> None:
     fake = FakeAnthropic([step])  # type: ignore[list-item]
-    result = recall(settings_for(memdir), "merge freeze", claude=claude_for(fake))
+    result = recall(settings_for(memdir), "merge freeze", claude=claude_for(fake), mode="lexical")
     assert result.selector == "lexical"
     assert result.memories[0].path == "team/project_freeze.md"
     assert len(result.notes) == 1
     assert result.notes[0].startswith("Claude recall failed:") and reason in result.notes[0]
-    assert result.notes[0].endswith("fell back to lexical ranking")
+    assert result.notes[0].endswith("fell back to offline ranking")
 
 
 def test_offline_or_no_key_never_calls_claude(memdir: Path) -> None:
     fake = FakeAnthropic([json_answer({"selected_memories": ["feedback_tests.md"]})])
-    result = recall(settings_for(memdir), "postgres tests", offline=True, claude=claude_for(fake))
+    result = recall(
+        settings_for(memdir),
+        "postgres tests",
+        offline=True,
+        claude=claude_for(fake),
+        mode="lexical",
+    )
     assert result.selector == "lexical" and fake.requests == []
-    result = recall(settings_for(memdir), "postgres tests")
+    result = recall(settings_for(memdir), "postgres tests", mode="lexical")
     assert result.selector == "lexical"
     assert result.memories[0].path == "feedback_tests.md"
     assert "postgres" in result.memories[0].why
@@ -165,3 +174,58 @@ def test_a_symlinked_memory_is_never_read(memdir: Path, tmp_path: Path) -> None:
     result = recall(settings_for(memdir), "walrus", claude=claude_for(fake))
     assert "walrus.md" not in fake.requests[0]["messages"][0]["content"]
     assert all("walrus secrets" not in m.content for m in result.memories)
+
+
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """A loopback port whose listen backlog is full: a new TCP connect hangs, as to a dead host."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}"
+    for sock in [*fillers, server]:
+        sock.close()
+
+
+def test_an_unreachable_api_falls_back_in_about_a_second(memdir: Path, black_hole: str) -> None:
+    import anthropic  # noqa: F401 - import time is not what is measured
+
+    settings = settings_for(memdir, ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=black_hole)
+    start = time.monotonic()
+    result = recall(settings, "merge freeze", mode="lexical")
+    elapsed = time.monotonic() - start
+    assert result.selector == "lexical"
+    assert result.notes[0].startswith(
+        "Claude recall failed: could not connect to the Claude API within 1 s"
+    )
+    assert result.memories[0].path == "team/project_freeze.md"
+    assert elapsed < 3.0, f"fallback took {elapsed:.1f} s"
+
+
+def test_past_200_memories_the_manifest_offers_the_query_candidates(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    now = time.time()
+    for i in range(230):
+        put(
+            root, f"team/project_{i:03d}.md", memory(f"fact {i}", f"Filler fact {i}"), mtime=now - i
+        )
+    put(
+        root,
+        "team/project_old.md",
+        memory("okapi", "The okapi migration runbook"),
+        mtime=now - 10**6,
+    )
+    fake = FakeAnthropic([json_answer({"selected_memories": ["team/project_old.md"]})])
+    result = recall(settings_for(root), "okapi migration", claude=claude_for(fake))
+    manifest = fake.requests[0]["messages"][0]["content"]
+    assert "team/project_old.md" in manifest and manifest.count("\n- [") == 200
+    assert [m.path for m in result.memories] == ["team/project_old.md"] and result.notes == []

@@ -63,17 +63,28 @@ def test_hard_negatives_are_clean(kind: str) -> None:
         "{secret}  # pragma: allowlist secret",
     ],
 )
-def test_inline_allowlist_skips_the_line(line: str) -> None:
+def test_inline_allowlist_skips_the_line_only_in_a_code_scan(line: str) -> None:
     secret = PLANTS["github-pat"](random.Random(1))
-    assert scan_text(line.format(secret=secret)) == []
-    assert len(scan_text(secret)) == 1
+    assert scan_text(line.format(secret=secret), inline_allow=True) == []
+    assert len(scan_text(secret, inline_allow=True)) == 1
+    # every team-memory gate scans with the default: the writer's own pragma does not count
+    assert [f.rule for f in scan_text(line.format(secret=secret))] == ["github-pat"]
 
 
 def test_allow_next_line_pragma() -> None:
     secret = PLANTS["npm-access-token"](random.Random(2))
-    assert scan_text("<!-- teamsync: allow-next-line -->\n" + secret) == []
-    assert scan_text("# pragma: allowlist nextline secret\n" + secret) == []
-    assert len(scan_text("unrelated\n" + secret)) == 1
+    assert scan_text("<!-- teamsync: allow-next-line -->\n" + secret, inline_allow=True) == []
+    assert scan_text("# pragma: allowlist nextline secret\n" + secret, inline_allow=True) == []
+    assert len(scan_text("unrelated\n" + secret, inline_allow=True)) == 1
+    assert len(scan_text("<!-- teamsync: allow-next-line -->\n" + secret)) == 1
+
+
+def test_inline_pragma_does_not_hide_a_generic_password_by_default() -> None:
+    rng = random.Random(3)
+    value = "Qz7" + "".join(rng.choice("abcdefghkmnpqrstuvwxyz23456789") for _ in range(11))
+    line = f"db_password: {value}  # pragma: allowlist secret"
+    assert [f.rule for f in scan_text(line)] == ["generic-secret"]
+    assert scan_text(line, inline_allow=True) == []
 
 
 def test_baseline_fingerprints_are_skipped() -> None:
@@ -137,7 +148,7 @@ def test_placeholder_detection(value: str, placeholder: bool) -> None:
 
 
 def test_finding_holds_no_secret_and_labels_exist() -> None:
-    assert set(Finding.__dataclass_fields__) == {"path", "line", "rule", "fingerprint"}
+    assert set(Finding.__dataclass_fields__) == {"path", "line", "rule", "fingerprint", "commit"}
     assert all(rule_label(rule) != rule for rule in ALL_RULES)
 
 

@@ -98,9 +98,20 @@ def test_baseline_fingerprint_allows_a_known_finding(team: SafeDir) -> None:
     assert team.read_text("ci.md") == content
 
 
-def test_inline_pragma_allows_a_line(team: SafeDir) -> None:
-    content = MEMORY + f"fixture token {_fake_github_token(3)}  <!-- teamsync: allow -->\n"
-    safe_write(team, "fixture.md", content)
+@pytest.mark.parametrize(
+    "pragma", ["<!-- teamsync: allow -->", "# pragma: allowlist secret", "teamsync: allow"]
+)
+def test_inline_pragma_does_not_open_the_memory_gate(team: SafeDir, pragma: str) -> None:
+    content = MEMORY + f"fixture token {_fake_github_token(3)}  {pragma}\n"
+    with pytest.raises(SecretFound) as info:
+        safe_write(team, "fixture.md", content)
+    assert not team.exists("fixture.md")
+    assert "allow" not in str(info.value)  # no refusal says how to get past the gate
+    assert "secret manager" in str(info.value)
+    # the reviewed allowlist (fingerprints a person recorded) is what lets it through
+    safe_write(
+        team, "fixture.md", content, baseline=frozenset(f.fingerprint for f in info.value.findings)
+    )
     assert team.exists("fixture.md")
 
 

@@ -17,8 +17,10 @@ from teamsync.security.keys import (
     MAX_KEY_LENGTH,
     MAX_SEGMENT_LENGTH,
     find_collisions,
+    find_prefix_clashes,
     fold_key,
     is_memory_key,
+    key_clashes,
     key_problem,
     keys_problems,
     validate_key,
@@ -36,6 +38,56 @@ DOTDOT = "contains '..' segment"
 DOT = "contains '.' segment"
 SEG_LONG = f"segment longer than {MAX_SEGMENT_LENGTH} bytes"
 TRAIL = "segment ends with a dot or space"
+GIT = "reserved name '.git'"
+GIT_SHORT = "reserved name '.git' (its NTFS short name)"
+
+INVISIBLE_CHARS: list[tuple[str, str]] = [
+    # Default_Ignorable_Code_Point, format characters (Cf) and non-ASCII spaces
+    ("\u00ad", "soft hyphen"),
+    ("\u034f", "combining grapheme joiner"),
+    ("\u115f", "Hangul choseong filler"),
+    ("\u1160", "Hangul jungseong filler"),
+    ("\u3164", "Hangul filler"),
+    ("\uffa0", "halfwidth Hangul filler"),
+    ("\u17b4", "Khmer vowel inherent AQ"),
+    ("\u17b5", "Khmer vowel inherent AA"),
+    ("\u180b", "Mongolian free variation selector one"),
+    ("\u180e", "Mongolian vowel separator"),
+    ("\u180f", "Mongolian free variation selector four"),
+    ("\u200b", "zero-width space"),
+    ("\u200c", "zero-width non-joiner"),
+    ("\u200d", "zero-width joiner"),
+    ("\u2060", "word joiner"),
+    ("\u2061", "function application"),
+    ("\u2062", "invisible times"),
+    ("\u2063", "invisible separator"),
+    ("\u2064", "invisible plus"),
+    ("\u2065", "reserved default-ignorable"),
+    ("\u206a", "inhibit symmetric swapping"),
+    ("\u206b", "activate symmetric swapping"),
+    ("\u206c", "inhibit Arabic form shaping"),
+    ("\u206d", "activate Arabic form shaping"),
+    ("\u206e", "national digit shapes"),
+    ("\u206f", "nominal digit shapes"),
+    ("\ufe00", "variation selector-1"),
+    ("\ufe0f", "variation selector-16"),
+    ("\ufeff", "zero-width no-break space (BOM)"),
+    ("\ufff0", "reserved default-ignorable"),
+    ("\u2800", "Braille pattern blank"),
+    ("\u0600", "Arabic number sign (Cf)"),
+    ("\u06dd", "Arabic end of ayah (Cf)"),
+    ("\u070f", "Syriac abbreviation mark (Cf)"),
+    ("\u08e2", "Arabic disputed end of ayah (Cf)"),
+    ("\ufff9", "interlinear annotation anchor (Cf)"),
+    ("\U000110bd", "Kaithi number sign (Cf)"),
+    ("\U00013430", "Egyptian hieroglyph vertical joiner (Cf)"),
+    ("\U0001bca0", "shorthand format letter overlap"),
+    ("\U0001d173", "musical symbol begin beam"),
+    ("\U000e0001", "language tag"),
+    ("\U000e0100", "variation selector-17"),
+    ("\U000e0fff", "reserved default-ignorable"),
+]
+SPACES = ["\u00a0", "\u1680", "\u2000", "\u2007", "\u200a", "\u202f", "\u205f", "\u3000"]
 
 HOSTILE: list[tuple[str, str]] = [
     # empty, NUL and control characters (C0, DEL, C1)
@@ -61,6 +113,14 @@ HOSTILE: list[tuple[str, str]] = [
     ("a\u200fb.md", BIDI),
     ("a\u061cb.md", BIDI),
     ("a\u200bb.md", INVISIBLE),
+    ("a\u200cb.md", INVISIBLE),
+    ("a\u200db.md", INVISIBLE),
+    ("a\u00adb.md", INVISIBLE),
+    ("a\u3164b.md", INVISIBLE),
+    ("a\u206ab.md", INVISIBLE),
+    ("a\u00a0b.md", "contains a non-ASCII space"),
+    ("a%e2%80%8cb.md", URL_CTRL),
+    ("a%c2%adb.md", URL_CTRL),
     ("\ufeffa.md", INVISIBLE),
     ("a\U000e0041b.md", INVISIBLE),
     ("\udcff.md", "contains a lone surrogate (name is not valid UTF-8)"),
@@ -161,6 +221,24 @@ HOSTILE: list[tuple[str, str]] = [
     (".git/config", "reserved name '.git'"),
     (".GIT/hooks/x.md", "reserved name '.git'"),
     (".teamsync-tmp-0a1b.md", "uses teamsync's temp-file prefix '.teamsync-tmp-'"),
+    # .git by its HFS+ (ignorables inside), Windows and NTFS spellings (CVE-2014-9390 class)
+    (".g\u200cit/config", GIT),
+    (".\u200dgit/hooks/x.md", GIT),
+    (".gi\u200et/x.md", GIT),
+    (".git\ufeff/x.md", GIT),
+    (".g\u206ait/x.md", GIT),
+    ("notes/.GI\u200bT/x.md", GIT),
+    (".git./x.md", GIT),
+    (".git . ./x.md", GIT),
+    (".git::$INDEX_ALLOCATION/x.md", GIT),
+    (".git:$I30:$INDEX_ALLOCATION/x.md", GIT),
+    ("GIT~1/config", GIT_SHORT),
+    ("git~1/hooks/x.md", GIT_SHORT),
+    ("notes/Git~2/x.md", GIT_SHORT),
+    ("GIT~1./x.md", GIT_SHORT),
+    (".gıt/x.md", GIT),
+    (".GİT/x.md", GIT),
+    ("．ｇｉｔ/x.md", GIT),
     # not NFC: two spellings of one name
     ("cafe\u0301.md", "not NFC-normalized"),
     ("notes/A\u030a.md", "not NFC-normalized"),
@@ -189,7 +267,13 @@ BENIGN = [
     "メモ：設定.md",
     "Ａ.md",
     "party 🎉.md",
-    "👨\u200d👩\u200d👧.md",
+    "RTK-ı.md",
+    "İstanbul.md",
+    "git~1.md",
+    "gitops/x.md",
+    ".github/x.md",
+    ".gitignore.md",
+    "my.git/x.md",
     "console.md",
     "COM10.md",
     "CON-notes.md",
@@ -213,6 +297,40 @@ def test_hostile_key_is_rejected_with_reason(key: str, reason: str) -> None:
         validate_key(key)
     assert info.value.reason == reason
     assert info.value.key == key
+
+
+@pytest.mark.parametrize(("char", "name"), INVISIBLE_CHARS, ids=[n for _, n in INVISIBLE_CHARS])
+@pytest.mark.parametrize("where", ["a{}b.md", "{}a.md", "notes{}/a.md", "a.md{}", "notes/{}x.md"])
+def test_invisible_code_points_are_refused_anywhere(char: str, name: str, where: str) -> None:
+    key = where.format(char)
+    assert key_problem(key) == INVISIBLE, name
+    encoded = where.format("".join(f"%{b:02x}" for b in char.encode("utf-8")))
+    assert key_problem(encoded) == URL_CTRL, name
+
+
+def test_invisible_table_covers_every_default_ignorable_block() -> None:
+    """The red team's 26 cases and more: each range of the Unicode set is sampled."""
+    assert len(INVISIBLE_CHARS) >= 40
+    assert all(key_problem(f"a{chr(c)}b.md") in (INVISIBLE, BIDI) for c in range(0x2060, 0x2070))
+    assert all(key_problem(f"a{chr(c)}b.md") == INVISIBLE for c in range(0xFE00, 0xFE10))
+    assert all(key_problem(f"a{chr(c)}b.md") == INVISIBLE for c in range(0xE0000, 0xE1000, 7))
+    assert all(key_problem(f"a{chr(c)}b.md") == INVISIBLE for c in range(0x200B, 0x200E))
+    cf = [c for c in range(0x80, 0x30000) if unicodedata.category(chr(c)) == "Cf"]
+    assert len(cf) >= 60
+    assert all(key_problem(f"a{chr(c)}b.md") is not None for c in cf)
+
+
+@pytest.mark.parametrize("space", SPACES)
+def test_non_ascii_spaces_are_refused(space: str) -> None:
+    assert key_problem(f"a{space}b.md") == "contains a non-ASCII space"
+    assert key_problem("a b.md") is None
+
+
+def test_emoji_joiner_sequences_are_refused_plain_emoji_accepted() -> None:
+    # ZWJ and VS16 are invisible: a name built with them can hide a second spelling
+    assert key_problem("👨\u200d👩\u200d👧.md") == INVISIBLE
+    assert key_problem("\u2764\ufe0f.md") == INVISIBLE
+    assert key_problem("party 🎉.md") is None and key_problem("\u2764.md") is None
 
 
 @pytest.mark.parametrize("key", BENIGN, ids=[repr(k)[:40] for k in BENIGN])
@@ -245,6 +363,53 @@ def test_fold_key_and_collisions() -> None:
         ["STRASSE.md", "straße.md"],
     ]
     assert find_collisions(["a.md", "notes/a.md", "a.md"]) == []
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("RTK-ı.md", "RTK-I.md"),
+        ("RTK-ı.md", "rtk-i.md"),
+        ("İzmir.md", "izmir.md"),
+        ("İzmir.md", "IZMIR.md"),
+        ("straße.md", "STRASSE.md"),
+        ("ẞ.md", "ss.md"),
+        ("ſ.md", "S.md"),
+        ("ﬁ.md", "FI.md"),
+        ("ﬀ.md", "ff.md"),
+        ("ς.md", "Σ.md"),
+        ("\u0390.md", "\u0399\u0308\u0301.md"),
+        ("\u212a.md", "k.md"),
+        ("ǅ.md", "dž.md"),
+        ("ᾳ.md", "ΑΙ.md"),
+        ("Ꭰ.md", "ꭰ.md"),
+        ("Ａ.md", "a.md"),
+    ],
+)
+def test_full_case_folding_special_cases_collide(one: str, other: str) -> None:
+    assert fold_key(one) == fold_key(other)
+    assert find_collisions([one, other]) == [sorted([one, other])]
+
+
+def test_prefix_clashes_across_case_and_normalization() -> None:
+    assert find_prefix_clashes(["MEMORY.md", "MEMORY.md/x.md"]) == [("MEMORY.md", "MEMORY.md/x.md")]
+    assert find_prefix_clashes(["MEMORY.md", "memory.MD/a/b.md"]) == [
+        ("MEMORY.md", "memory.MD/a/b.md")
+    ]
+    assert find_prefix_clashes(["café.md", "CAFÉ.md/x.md", "cafe\u0301.md/y.md"]) == [
+        ("café.md", "CAFÉ.md/x.md"),
+        ("café.md", "cafe\u0301.md/y.md"),
+    ]
+    assert find_prefix_clashes(["notes/a.md", "notes/b.md", "notes.md", "a.md"]) == []
+    assert find_prefix_clashes(["a.md", "a.md.md", "a.mdx/b.md"]) == []
+    clashes = key_clashes(["MEMORY.md", "MEMORY.md/x.md", "ok.md", "A.md", "a.md"])
+    assert clashes == {
+        "MEMORY.md": "is a file, but 'MEMORY.md/x.md' needs it as a folder",
+        "MEMORY.md/x.md": "needs 'MEMORY.md' as a folder, but it is a file",
+        "A.md": "collides with 'a.md' after case folding or normalization",
+        "a.md": "collides with 'A.md' after case folding or normalization",
+    }
+    assert keys_problems(["x.md", "X.md/y.md"])["x.md"].startswith("is a file")
 
 
 def test_keys_problems_rejects_every_member_of_a_collision() -> None:

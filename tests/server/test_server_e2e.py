@@ -181,7 +181,7 @@ def test_two_teammates_on_postgres_with_two_replicas(tmp_path: Path, pg_url: str
         assert report.remote_deleted == ["a.md"]
         bob.sync()
         assert not (bob.team / "a.md").exists()
-    history = s1.history("acme/widgets", after=0, limit=100)
+        history = s2.history("acme/widgets", after=0, limit=100)  # the other replica sees it
     assert ("a.md", "delete", "alice") in [(h.key, h.action, h.who) for h in history]
 
 

@@ -48,6 +48,17 @@ TRAVERSAL = [
     "",
     "evil.sh",
     ".git/config.md",
+    # invisible code points and .git aliases (HFS+, Windows, NTFS 8.3)
+    "a\u200db.md",
+    "a\u200cb.md",
+    "a\u00adb.md",
+    "a\u3164b.md",
+    "a\u206fb.md",
+    ".g\u200cit/config.md",
+    ".git./config.md",
+    ".git::$INDEX_ALLOCATION/config.md",
+    "GIT~1/config.md",
+    ".gıt/config.md",
 ]
 
 
@@ -101,12 +112,19 @@ def test_case_colliding_keys_are_all_refused(hostile: tuple[Hostility, RestMate,
         "caf\u00e9.md": GOOD,
         "cafe\u0301.md": GOOD,
         "good.md": GOOD,
+        "RTK-\u0131.md": GOOD,
+        "RTK-I.md": GOOD,
+        "MEMORY.md": "# Index\n",
+        "MEMORY.md/x.md": GOOD,
+        "memory.md/y.md": GOOD,
     }
     code, out, _ = pull(mate)
     assert code == 1
     # the NFD spelling is refused on its own (keys must be NFC), so the NFC one survives
     assert set(mate.files()) == {"good.md", "caf\u00e9.md"}
     assert rejected_keys(out) >= {"Notes.md", "notes.md", "NOTES.md", "cafe\u0301.md"}
+    assert rejected_keys(out) >= {"RTK-\u0131.md", "RTK-I.md", "MEMORY.md", "MEMORY.md/x.md"}
+    assert not (mate.team / "MEMORY.md").exists() and "memory.md/y.md" in rejected_keys(out)
 
 
 def test_planted_symlinks_are_never_followed(hostile: tuple[Hostility, RestMate, Path]) -> None:

@@ -1,0 +1,118 @@
+"""Long run of the model-based sync fuzzer (:mod:`testing.fuzz`) over both backends.
+
+For each backend and seed: ``--steps`` random operations by 3-4 teammates
+(creates, edits, appends, rewrites, deletes, renames, index edits, empty
+files, CRLF, deep folders, deleting ``MEMORY.md``, same-moment syncs), then
+everyone converges and the oracle checks that nothing anyone wrote was lost
+silently and that every replica equals the remote. A failing seed is shrunk
+(delta debugging over the recorded operations) and its short reproduction is
+printed and written to ``bench/out/sync_fuzz.json``.
+
+``--case-renames`` adds case-only renames (issue 18 §1, fixed on another
+branch): without that fix they make the colliding keys refused on both
+backends, and this run reports what they still break.
+
+Usage: ``python bench/sync_fuzz.py [--seeds 10] [--steps 300] [--mates 3]
+[--backends git,rest] [--case-renames] [--no-shrink]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from testing.fuzz import Op, RestHost, Stats, random_op, replay, rest_host, shrink  # noqa: E402
+
+
+def campaign(
+    kind: str, seeds: list[int], steps: int, mates: int, case: bool, do_shrink: bool,
+    host: RestHost | None,
+) -> tuple[Stats, list[dict[str, object]], float]:  # fmt: skip
+    total = Stats()
+    failures: list[dict[str, object]] = []
+    start = time.perf_counter()
+    for seed in seeds:
+        rng = random.Random(f"{kind}-{seed}")
+        ops: list[Op] = [random_op(rng, mates, case_renames=case) for _ in range(steps)]
+        world = replay(kind, ops, mates, host)
+        total.add(world.stats)
+        verdicts = world.stats.violations
+        line = (
+            f"  {kind:4} seed {seed:3}: {world.stats.syncs:4} syncs, "
+            f"{world.stats.conflicts:3} conflicts, {world.stats.merges:3} merges, "
+            f"{len(verdicts)} violations"
+        )
+        print(line, flush=True)
+        if verdicts:
+            short = shrink(kind, ops, mates, host) if do_shrink else ops
+            failures.append(
+                {"backend": kind, "seed": seed, "violations": verdicts[:10], "repro": short}
+            )
+            print(f"    shrunk to {len(short)} operations: {short}", flush=True)
+    return total, failures, time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--mates", type=int, default=3, choices=(3, 4))
+    parser.add_argument("--backends", default="git,rest")
+    parser.add_argument("--case-renames", action="store_true")
+    parser.add_argument("--no-shrink", action="store_true")
+    args = parser.parse_args()
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    rows = []
+    failures: list[dict[str, object]] = []
+    print(f"load average before: {os.getloadavg()[0]:.2f} (machine shared with other jobs)")
+    with tempfile.TemporaryDirectory(prefix="sync-fuzz-") as tmp:
+        with rest_host(Path(tmp)) as host:
+            for kind in args.backends.split(","):
+                stats, failed, secs = campaign(
+                    kind, seeds, args.steps, args.mates, args.case_renames,
+                    not args.no_shrink, host if kind == "rest" else None,
+                )  # fmt: skip
+                failures += failed
+                rows.append((kind, stats, secs))
+    head = (
+        f"{'backend':8}{'seeds':>6}{'steps':>8}{'syncs':>8}{'together':>9}{'conflicts':>10}"
+        f"{'merges':>8}{'recovered':>10}{'violations':>11}{'failing':>8}{'secs':>8}"
+    )
+    print("\n" + head)
+    for kind, s, secs in rows:
+        failing = sum(1 for f in failures if f["backend"] == kind)
+        print(
+            f"{kind:8}{len(seeds):>6}{s.steps:>8}{s.syncs:>8}{s.together:>9}{s.conflicts:>10}"
+            f"{s.merges:>8}{s.recovered:>10}{len(s.violations):>11}{failing:>8}{secs:>8.0f}"
+        )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    out = ROOT / "bench" / "out"
+    out.mkdir(exist_ok=True)
+    report = {
+        "seeds": seeds,
+        "steps_per_seed": args.steps,
+        "mates": args.mates,
+        "case_renames": args.case_renames,
+        "backends": {
+            k: {**{n: getattr(s, n) for n in Stats.COUNTS}, "violations": len(s.violations)}
+            for k, s, _ in rows
+        },
+        "failures": failures,
+    }
+    name = "sync_fuzz_case.json" if args.case_renames else "sync_fuzz.json"
+    (out / name).write_text(json.dumps(report, indent=2, default=list) + "\n", encoding="utf-8")
+    return 1 if failures and not args.case_renames else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""Recovering lost bases from the remote's history.
+
+A key with no base (a first sync here, a lost state directory, an
+interrupted first push) would otherwise be planned as if nobody had ever
+synced it: a local copy the team has since deleted would be pushed back (the
+deleted memory returns for everyone), and a local copy the team has since
+edited would become a create/create conflict copy (a false conflict).
+
+The remote's history (git commits, the server's history view) settles it:
+when the local content is *exactly* a version the remote once held for that
+key, this replica saw that version and has not changed it since, so it is
+the base. The ordinary plan then pulls the newer version or applies the
+delete. Content the remote never held is a local change and is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Protocol
+
+
+class History(Protocol):
+    """The optional backend method :func:`recover_bases` uses."""
+
+    def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
+        """key -> every checksum the remote's history holds for it (any order)."""
+        ...
+
+
+def candidates(
+    base: Mapping[str, str],
+    local: Mapping[str, str],
+    remote: Mapping[str, str],
+    skip: Collection[str] = (),
+) -> list[str]:
+    """Keys with no base whose local content differs from the remote (or the remote lacks)."""
+    return sorted(
+        k for k, c in local.items() if k not in base and k not in skip and remote.get(k) != c
+    )
+
+
+def recover_bases(
+    base: Mapping[str, str],
+    local: Mapping[str, str],
+    remote: Mapping[str, str],
+    backend: object,
+    skip: Collection[str] = (),
+) -> dict[str, str]:
+    """key -> recovered base checksum (the local one) for every key the history vouches for."""
+    keys = candidates(base, local, remote, skip)
+    ask = getattr(backend, "past_checksums", None)
+    if not keys or ask is None:
+        return {}
+    past = ask(keys)
+    return {k: local[k] for k in keys if local[k] in past.get(k, ())}

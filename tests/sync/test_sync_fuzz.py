@@ -1,0 +1,118 @@
+"""The model-based fuzzer in the suite: 3 teammates over a real bare git repository and
+over a real ``teamsync serve`` on loopback, a short bounded run each (hypothesis
+stateful, which shrinks any failure to a short sequence of operations).
+
+The oracle and the operations are in :mod:`testing.fuzz`; ``bench/sync_fuzz.py``
+runs the long seeded campaigns.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+
+from testing.fuzz import KEYS, RestHost, World, rest_host
+
+MATES = 3
+M = st.integers(min_value=0, max_value=MATES - 1)
+PICK = st.integers(min_value=0, max_value=999)
+KEY = st.integers(min_value=0, max_value=len(KEYS) - 1)
+RUN = settings(
+    max_examples=3,
+    stateful_step_count=30,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+_HOST: dict[str, RestHost] = {}
+
+
+class Team(RuleBasedStateMachine):
+    kind = "git"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp(prefix=f"fuzz-{self.kind}-"))
+        self.world = World(self.kind, self.root, MATES, _HOST.get("rest"))
+
+    @rule(m=M, k=KEY, crlf=st.booleans())
+    def create(self, m: int, k: int, crlf: bool) -> None:
+        self.world.apply(("create", m, k, crlf))
+
+    @rule(m=M, k=KEY)
+    def empty(self, m: int, k: int) -> None:
+        self.world.apply(("empty", m, k))
+
+    @rule(m=M, pick=PICK)
+    def append(self, m: int, pick: int) -> None:
+        self.world.apply(("append", m, pick))
+
+    @rule(m=M, pick=PICK, pos=PICK)
+    def edit(self, m: int, pick: int, pos: int) -> None:
+        self.world.apply(("edit", m, pick, pos))
+
+    @rule(m=M, pick=PICK)
+    def rewrite(self, m: int, pick: int) -> None:
+        self.world.apply(("rewrite", m, pick))
+
+    @rule(m=M, pick=PICK)
+    def delete(self, m: int, pick: int) -> None:
+        self.world.apply(("delete", m, pick))
+
+    @rule(m=M, pick=PICK, k=KEY)
+    def rename(self, m: int, pick: int, k: int) -> None:
+        self.world.apply(("rename", m, pick, k))
+
+    @rule(m=M, pick=PICK)
+    def index_edit(self, m: int, pick: int) -> None:
+        self.world.apply(("index_edit", m, pick))
+
+    @rule(m=M, mode=st.sampled_from(["sync", "sync", "pull", "push"]))
+    def sync(self, m: int, mode: str) -> None:
+        self.world.apply(("sync", m, mode))
+        assert self.world.stats.violations == []
+
+    @rule(ms=st.lists(M, min_size=2, max_size=MATES, unique=True))
+    def together(self, ms: list[int]) -> None:
+        self.world.apply(("together", tuple(ms)))
+        assert self.world.stats.violations == []
+
+    def teardown(self) -> None:
+        try:
+            assert self.world.check() == [], self.world.log
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+class GitTeam(Team):
+    kind = "git"
+
+
+class RestTeam(Team):
+    kind = "rest"
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestHost]:
+    with rest_host(tmp_path_factory.mktemp("fuzz-server")) as h:
+        _HOST["rest"] = h
+        try:
+            yield h
+        finally:
+            _HOST.pop("rest", None)
+
+
+def test_fuzz_git() -> None:
+    run_state_machine_as_test(GitTeam, settings=RUN)
+
+
+def test_fuzz_rest(host: RestHost) -> None:
+    run_state_machine_as_test(RestTeam, settings=RUN)
