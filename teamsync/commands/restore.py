@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from teamsync.commands.sync import remote_id
 from teamsync.config import Settings
 from teamsync.memdir.paths import memory_dir
 from teamsync.output import Output, printable
@@ -32,8 +33,6 @@ def run_restore(settings: Settings, output: Output, key: str | None, *, force: b
     """Restore ``key`` (or, with ``key`` None, list what can be restored)."""
     memdir = memory_dir(settings)
     config = load_config(memdir)
-    from teamsync.commands.sync import remote_id
-
     team = SafeDir(memdir / "team", create=True)
     try:
         state = BaseStore.open(settings.state_dir, team.root, remote_id(config))

@@ -117,7 +117,7 @@ def test_database_deleted_stops_and_restore_remote_repushes(
     assert "teamsync sync --restore-remote" in err
     stopped(alice, "pull")
     assert alice.files() == bob.files() == MEMORIES
-    result = bob.cli("sync", "--restore-remote")
+    result = bob.cli("push", "--restore-remote")  # `push` re-creates the store as well
     assert result.returncode == 0, result.stderr
     assert s.entries() == MEMORIES
     result = alice.cli("sync")
