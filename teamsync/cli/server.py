@@ -70,19 +70,43 @@ def token() -> None:
 @click.option("--repo", required=True, metavar="OWNER/NAME", help="The one repository it may use.")
 @click.option("--read-only", is_flag=True, help="May pull, may not push.")
 @click.option("--name", default=None, help="A label recorded as `who` in the history.")
+@click.option(
+    "--expires",
+    default=None,
+    metavar="WHEN",
+    help="Refuse the token after a duration (12h, 90d, 8w) or a date (YYYY-MM-DD, UTC). "
+    "Default: never.",
+)
 @click.option("--db", default=None, metavar="URL", help=_DB_HELP)
 @pass_app
-def create(app: AppContext, repo: str, read_only: bool, name: str | None, db: str | None) -> None:
+def create(
+    app: AppContext,
+    repo: str,
+    read_only: bool,
+    name: str | None,
+    expires: str | None,
+    db: str | None,
+) -> None:
     """Create a token and print it once.
 
     \b
     Examples:
       teamsync token create --repo acme/app --name alice
-      teamsync token create --repo acme/app --read-only
+      teamsync token create --repo acme/app --read-only --expires 90d
     """
     from teamsync.commands.token import token_create
 
-    finish(token_create(app.settings, app.output, repo=repo, read_only=read_only, db=db, name=name))
+    finish(
+        token_create(
+            app.settings,
+            app.output,
+            repo=repo,
+            read_only=read_only,
+            db=db,
+            name=name,
+            expires=expires,
+        )
+    )
 
 
 @token.command("list")

@@ -30,12 +30,17 @@ def token_create(
     read_only: bool,
     db: str | None,
     name: str | None = None,
+    expires: str | None = None,
 ) -> int:
     """Create a token and print it once (the database keeps only its hash)."""
-    from teamsync.server.tokens import create_token
+    from teamsync.server.tokens import create_token, parse_expiry
 
+    now = time.time()
+    expires_at = parse_expiry(expires, now) if expires else None
     with _storage(settings, db) as storage:
-        issued = create_token(storage, repo, read_only=read_only, label=name, now=time.time())
+        issued = create_token(
+            storage, repo, read_only=read_only, label=name, now=now, expires_at=expires_at
+        )
     rec = issued.record
     mode = "read-only" if rec.read_only else "read-write"
     output.emit(
@@ -45,11 +50,14 @@ def token_create(
             "read_only": rec.read_only,
             "name": rec.label,
             "token": issued.token,
+            "expires": None if rec.expires_at is None else iso(rec.expires_at),
         }
     )
     if not output.json_mode:
         output.info(f"Created {mode} token {rec.id} for {rec.repo}. It is shown only this once:")
         output.info(issued.token)
+        if rec.expires_at is not None:
+            output.info(f"It expires {iso(rec.expires_at)}; create a new one before then.")
     return 0
 
 
@@ -57,6 +65,7 @@ def token_list(settings: Settings, output: Output, *, db: str | None) -> int:
     """List tokens (ids, scopes, state); never the tokens or their hashes."""
     with _storage(settings, db) as storage:
         records = storage.list_tokens()
+    now = time.time()
     rows = [
         {
             "id": r.id,
@@ -65,6 +74,8 @@ def token_list(settings: Settings, output: Output, *, db: str | None) -> int:
             "name": r.label,
             "created": iso(r.created_at),
             "revoked": None if r.revoked_at is None else iso(r.revoked_at),
+            "expires": None if r.expires_at is None else iso(r.expires_at),
+            "expired": r.expires_at is not None and r.expires_at <= now,
         }
         for r in records
     ]
@@ -75,6 +86,8 @@ def token_list(settings: Settings, output: Output, *, db: str | None) -> int:
         for row in rows:
             mode = "read-only " if row["read_only"] else "read-write"
             state = f"revoked {row['revoked']}" if row["revoked"] else "active"
+            if not row["revoked"] and row["expires"]:
+                state = f"{'expired' if row['expired'] else 'expires'} {row['expires']}"
             output.info(
                 f"{row['id']}  {mode}  {row['repo']}  {row['name']}  {row['created']}  {state}"
             )

@@ -101,6 +101,8 @@ class TokenRecord:
     label: str
     created_at: float
     revoked_at: float | None = None
+    expires_at: float | None = None
+    """POSIX time after which the token is refused (None: never expires)."""
 
 
 class Storage(Protocol):

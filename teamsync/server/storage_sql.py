@@ -57,7 +57,11 @@ CREATE INDEX IF NOT EXISTS ts_history_repo ON ts_history (repo_id, id);
 CREATE TABLE IF NOT EXISTS ts_tokens (
   id TEXT PRIMARY KEY, token_hash TEXT NOT NULL, repo TEXT NOT NULL, read_only INTEGER NOT NULL,
   label TEXT NOT NULL, created_at {real} NOT NULL, revoked_at {real});
+CREATE TABLE IF NOT EXISTS ts_token_expiry (
+  id TEXT PRIMARY KEY REFERENCES ts_tokens(id), expires_at {real} NOT NULL);
 """
+# Token expiries live in their own table so databases created before expiries
+# existed need no ALTER TABLE (portable across SQLite and PostgreSQL).
 
 UPSERT = (
     "INSERT INTO ts_entries (repo_id, key, folded, content, checksum, deleted, updated_at,"
@@ -71,6 +75,10 @@ HISTORY = (
     "INSERT INTO ts_history (repo_id, at, who, key, checksum, action) VALUES (?, ?, ?, ?, ?, ?)"
 )
 TOKEN_COLS = "id, token_hash, repo, read_only, label, created_at, revoked_at"
+TOKEN_SELECT = (
+    "SELECT t.id, t.token_hash, t.repo, t.read_only, t.label, t.created_at, t.revoked_at,"
+    " e.expires_at FROM ts_tokens t LEFT JOIN ts_token_expiry e ON e.id = t.id"
+)
 
 
 class Tx(Protocol):
@@ -213,15 +221,20 @@ class SqlStorage(abc.ABC):
                     record.revoked_at,
                 ),
             )
+            if record.expires_at is not None:
+                tx.q(
+                    "INSERT INTO ts_token_expiry (id, expires_at) VALUES (?, ?)",
+                    (record.id, record.expires_at),
+                )
 
     def get_token(self, token_id: str) -> TokenRecord | None:
         with self._tx(write=False) as tx:
-            rows = tx.q(f"SELECT {TOKEN_COLS} FROM ts_tokens WHERE id = ?", (token_id,))
+            rows = tx.q(f"{TOKEN_SELECT} WHERE t.id = ?", (token_id,))
         return _token(rows[0]) if rows else None
 
     def list_tokens(self) -> list[TokenRecord]:
         with self._tx(write=False) as tx:
-            rows = tx.q(f"SELECT {TOKEN_COLS} FROM ts_tokens ORDER BY created_at, id")
+            rows = tx.q(f"{TOKEN_SELECT} ORDER BY t.created_at, t.id")
         return [_token(r) for r in rows]
 
     def revoke_token(self, token_id: str, now: float) -> bool:
@@ -276,4 +289,5 @@ def _token(row: Row) -> TokenRecord:
         label=row[4],
         created_at=float(row[5]),
         revoked_at=None if row[6] is None else float(row[6]),
+        expires_at=None if row[7] is None else float(row[7]),
     )

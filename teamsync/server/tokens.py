@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 from dataclasses import dataclass
 
 from teamsync.errors import UsageError
@@ -37,10 +38,18 @@ def hash_token(token: str) -> str:
 
 
 def create_token(
-    storage: Storage, repo: str, *, read_only: bool, label: str | None, now: float
+    storage: Storage,
+    repo: str,
+    *,
+    read_only: bool,
+    label: str | None,
+    now: float,
+    expires_at: float | None = None,
 ) -> Issued:
     """Create and store a token for ``repo``; the caller prints ``Issued.token`` once."""
     repo = normalize_repo(repo)
+    if expires_at is not None and expires_at <= now:
+        raise UsageError("--expires: the expiry is in the past; give a duration like 90d")
     token_id = secrets.token_hex(6)
     token = f"{PREFIX}{token_id}_{secrets.token_urlsafe(32)}"
     name = label if label is not None else f"token-{token_id}"
@@ -53,22 +62,46 @@ def create_token(
         read_only=read_only,
         label=name,
         created_at=now,
+        expires_at=expires_at,
     )
     storage.add_token(record)
     return Issued(record=record, token=token)
 
 
-def verify_token(storage: Storage, token: str) -> TokenRecord | None:
-    """The live record ``token`` belongs to, or None (unknown, malformed, revoked)."""
+def verify_token(storage: Storage, token: str, now: float | None = None) -> TokenRecord | None:
+    """The live record ``token`` belongs to, or None (unknown, malformed, revoked, expired)."""
     match = _TOKEN_RE.fullmatch(token)
     if match is None:
         return None
     record = storage.get_token(match.group(1))
     if record is None or record.revoked_at is not None:
         return None
+    if record.expires_at is not None and (time.time() if now is None else now) >= record.expires_at:
+        return None
     if not hmac.compare_digest(record.token_hash, hash_token(token)):
         return None
     return record
+
+
+_DURATION = re.compile(r"(\d{1,5})([hdw])")
+_UNIT_S = {"h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_expiry(text: str, now: float) -> float:
+    """``--expires``: a duration (``12h``, ``90d``, ``8w``) or a date (``2027-03-31``, UTC)."""
+    text = text.strip()
+    match = _DURATION.fullmatch(text)
+    if match:
+        return now + int(match.group(1)) * _UNIT_S[match.group(2)]
+    from datetime import UTC, datetime
+
+    try:
+        day = datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        raise UsageError(
+            f"--expires {text!r}: give a duration (12h, 90d, 8w) or a date (YYYY-MM-DD, UTC)"
+        ) from None
+    return day.timestamp()
 
 
 def revoke_token(storage: Storage, token_id: str, now: float) -> bool:

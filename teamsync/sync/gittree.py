@@ -1,4 +1,5 @@
-"""Writing commits for the git backend: blobs and trees with GitPython, no index.
+"""Writing commits for the git backend: blobs with ``git fast-import``, trees with gitdb,
+no index.
 
 Trees are rewritten only along the changed paths and written as raw tree
 objects, so entries teamsync refuses to read (odd names, symlinks, gitlinks)
@@ -7,11 +8,16 @@ are carried over untouched; an index would reject them.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from io import BytesIO
+from pathlib import Path
 from typing import Any
 
 from teamsync.sync.gitcmd import GitRunner
+
+FAST_IMPORT_BYTES = 64 * 1024 * 1024
+"""Blob bytes per ``git fast-import`` run (bounds the memory one run holds)."""
 
 
 class CommitBuilder:
@@ -22,25 +28,47 @@ class CommitBuilder:
         self._repo: Any = None
 
     def close(self) -> None:
-        if self._repo is not None:
-            self._repo.close()
-            self._repo = None
+        self._repo = None
 
     def _store_blobs(self, texts: Mapping[str, str]) -> dict[str, str]:
-        from gitdb import IStream  # type: ignore[import-untyped]
-
-        out = {}
-        for key, text in texts.items():
-            data = text.encode("utf-8")
-            out[key] = _hex(self._odb().store(IStream(b"blob", len(data), BytesIO(data))).hexsha)
+        """Write every blob with one ``git fast-import`` per ~64 MB (one pack, not one
+        process or loose file per blob: 3,000 blobs took ~30 s with GitPython's odb)."""
+        out: dict[str, str] = {}
+        keys = list(texts)
+        start = 0
+        while start < len(keys):
+            chunk: list[bytes] = []
+            size = 0
+            end = start
+            while end < len(keys) and (end == start or size < FAST_IMPORT_BYTES):
+                data = texts[keys[end]].encode("utf-8")
+                chunk.append(b"blob\nmark :%d\ndata %d\n%s\n" % (end - start + 1, len(data), data))
+                size += len(data)
+                end += 1
+            marks = self._fast_import(b"".join(chunk))
+            for i, key in enumerate(keys[start:end]):
+                out[key] = marks[i + 1]
+            start = end
         return out
 
+    def _fast_import(self, stream: bytes) -> dict[int, str]:
+        with tempfile.TemporaryDirectory(prefix="teamsync-marks-") as tmp:
+            marks = Path(tmp) / "marks"
+            self.git.run("fast-import", "--quiet", f"--export-marks={marks}", stdin=stream)
+            found: dict[int, str] = {}
+            for line in marks.read_text(encoding="ascii").splitlines():
+                mark, _, sha = line.partition(" ")
+                found[int(mark.lstrip(":"))] = sha.strip()
+            return found
+
     def _odb(self) -> Any:
-        from git import Repo
+        """gitdb's pure-Python loose-object store, for the few trees (GitPython's default
+        object database runs one ``git hash-object`` process per object)."""
+        from gitdb.db import LooseObjectDB  # type: ignore[import-untyped]
 
         if self._repo is None:
-            self._repo = Repo(self.git.path)
-        return self._repo.odb
+            self._repo = LooseObjectDB(str(self.git.path / "objects"))
+        return self._repo
 
     def commit(
         self, head: str | None, upserts: Mapping[str, str], deletes: Sequence[str], message: str
@@ -91,7 +119,7 @@ class CommitBuilder:
 
     def _write_tree(self, entries: Mapping[bytes, tuple[bytes, str]]) -> str:
         """Write a raw tree object (no validation of the entries we carry over untouched)."""
-        from gitdb import IStream
+        from gitdb import IStream  # type: ignore[import-untyped]
 
         def order(name: bytes) -> bytes:
             return name + b"/" if entries[name][0] == b"40000" else name

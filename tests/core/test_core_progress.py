@@ -53,3 +53,32 @@ def test_no_bar_off_a_terminal_or_for_small_runs(tmp_path: Path) -> None:
     bar.advance(10)
     bar.close()
     assert bar.stream.getvalue() == ""  # type: ignore[attr-defined]
+
+
+def test_a_big_git_push_writes_its_blobs_in_one_pack(tmp_path: Path) -> None:
+    """6,000 blobs: one `git fast-import` (a pack), not one process or loose file per blob."""
+    remote = make_remote(tmp_path)
+    mem = tmp_path / "mem"
+    team = mem / "team"
+    team.mkdir(parents=True)
+    texts = {f"d{i % 7}/m{i:04}.md": memory(f"M{i}", f"body {i} é ✓") for i in range(6000)}
+    texts["edge.md"] = memory("Edge", "no newline at the end, data 3\nblob\nmark :1")
+    for key, text in texts.items():
+        (team / key).parent.mkdir(exist_ok=True)
+        (team / key).write_text(text, encoding="utf-8")
+    assert subprocess.run([TEAMSYNC, "--dir", str(mem), "init", "--git", str(remote)],
+                          capture_output=True).returncode == 0  # fmt: skip
+    done = subprocess.run([TEAMSYNC, "--dir", str(mem), "push"], capture_output=True, text=True,
+                          timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "6001 pushed.\n"
+    cache = next((Path(os.environ["HOME"]) / ".cache" / "teamsync" / "git").glob("*/objects"))
+    loose = [p for p in cache.glob("??/*") if p.is_file()]
+    assert len(loose) < 50, len(loose)  # trees only; the 6,001 blobs are packed
+    listed = subprocess.run(["git", "--git-dir", str(remote), "ls-tree", "-r", "--name-only",
+                             "teamsync/memory"], capture_output=True, text=True, check=True)  # fmt: skip
+    assert len(listed.stdout.splitlines()) == 6001
+    for key in ("edge.md", "d3/m0003.md"):
+        shown = subprocess.run(["git", "--git-dir", str(remote), "show", f"teamsync/memory:{key}"],
+                               capture_output=True, check=True).stdout  # fmt: skip
+        assert shown.decode("utf-8") == texts[key]
