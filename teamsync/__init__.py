@@ -2,17 +2,26 @@
 
 The public API is exactly :data:`__all__`; everything else is internal. Names
 are loaded on first use, so ``import teamsync`` stays cheap (a git hook imports
-it on every commit).
+it on every commit). The one-call entry points are ``teamsync.sync``,
+``teamsync.check``, ``teamsync.scan_paths`` and ``teamsync.recall``
+(:mod:`teamsync.api`).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 from teamsync._version import __version__
 
 _EXPORTS: dict[str, str] = {
+    # one-call entry points
+    "sync": "teamsync.api",
+    "check": "teamsync.api",
+    "scan_paths": "teamsync.api",
+    "recall": "teamsync.api",
     # errors: the whole tree (drawn in teamsync.errors)
     "TeamsyncError": "teamsync.errors",
     "UsageError": "teamsync.errors",
@@ -73,3 +82,23 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """The ``teamsync`` package object, whose API functions keep their names.
+
+    ``sync`` and ``recall`` are both entry points and subpackages. Importing a
+    subpackage normally rebinds the package attribute of that name to the
+    module, which would turn ``teamsync.sync(...)`` into "module is not
+    callable" after the first call. Here the functions keep the names; the
+    subpackages stay importable as usual (``from teamsync.sync.engine import
+    run_sync``, ``importlib.import_module("teamsync.sync")``).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if _EXPORTS.get(name) == "teamsync.api" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
