@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "SyncError": "teamsync.errors",
     "BackendError": "teamsync.errors",
     "TooManyEntries": "teamsync.errors",
+    "RestoreError": "teamsync.errors",
     "AuthError": "teamsync.errors",
     "ConflictError": "teamsync.errors",
     "ServerError": "teamsync.errors",

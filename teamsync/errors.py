@@ -23,6 +23,7 @@ translated at the module boundary with ``raise ... from exc``.
     ├── SyncError
     │   ├── BackendError        the remote failed or answered nonsense
     │   │   └── TooManyEntries  the server's entry cap refused a push (413)
+    │   ├── RestoreError        no kept version to restore, or a current file in the way
     │   ├── AuthError           401/403 or git credentials refused (permanent)
     │   └── ConflictError       a precondition failed after the bounded retries
     ├── ServerError             the self-hosted server's own failures
@@ -188,6 +189,10 @@ class TooManyEntries(BackendError):
             "Delete memories the team no longer needs, then push again"
         )
         return TooManyEntries(self.where, self.most, total, text)
+
+
+class RestoreError(SyncError):
+    """``teamsync restore`` cannot bring the asked-for version back (none kept, or a newer file)."""
 
 
 class AuthError(SyncError):

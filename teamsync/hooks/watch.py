@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from teamsync.errors import AuthError, ConfigError, TeamsyncError
+from teamsync.errors import AuthError, ConfigError, MissingExtra, TeamsyncError
 from teamsync.limits import TEMP_PREFIX
 
 
@@ -208,9 +208,7 @@ def start_observer(
         from watchdog.observers import Observer
         from watchdog.observers.polling import PollingObserver
     except ImportError as exc:
-        raise ConfigError(
-            "teamsync watch needs watchdog, which is not installed: pip install 'teamsync[watch]'"
-        ) from exc
+        raise MissingExtra("watchdog", "watch", "teamsync watch") from exc
 
     class _Handler(FileSystemEventHandler):
         def on_any_event(self, event: Any) -> None:

@@ -46,7 +46,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from teamsync.errors import MemoryFormatError, TeamsyncError
+from teamsync.errors import ConfigError, MemoryFormatError
 from teamsync.memdir.format import (
     INDEX_NAME,
     MAX_MEMORY_BYTES,
@@ -347,7 +347,7 @@ def _report(scan: _Scan) -> LintReport:
 def _require_dir(memdir: Path) -> None:
     if not memdir.is_dir():
         what = "is not a directory" if memdir.exists() else "does not exist"
-        raise TeamsyncError(
+        raise ConfigError(
             f"memory directory {memdir} {what}; "
             "pass --dir or set TEAMSYNC_DIR to the directory that holds MEMORY.md and team/"
         )
@@ -429,7 +429,7 @@ def fix_memdir(memdir: Path, *, backup_dir: Path | None = None) -> FixResult:
     backups = backup_dir if backup_dir is not None else default_backup_dir()
     team = os.path.realpath(memdir / "team")
     if os.path.realpath(backups) == team or os.path.realpath(backups).startswith(team + os.sep):
-        raise TeamsyncError(f"index backups must not go under {memdir / 'team'}: they would sync")
+        raise ConfigError(f"index backups must not go under {memdir / 'team'}: they would sync")
     scan = _scan(memdir)
     out = FixResult([], [], [], [])
     for prefix in ("", TEAM):

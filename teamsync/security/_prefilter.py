@@ -12,7 +12,7 @@ narrowed.
 :func:`find_anchors` returns, per anchor, the offset of its first occurrence on
 every line that holds it. Two interchangeable engines compute it:
 
-- **Hyperscan** (the optional ``hyperscan`` wheel, ``pip install 'teamsync[fast]'``):
+- **Hyperscan** (the optional ``hyperscan`` wheel, the ``fast`` extra):
   all anchors compiled into one literal database (about 1 ms), one pass over
   the UTF-8 bytes, at over 1 GB/s;
 - **pure Python** when the wheel is missing: ``str.find`` per anchor, skipping

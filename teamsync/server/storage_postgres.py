@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from teamsync.errors import ConfigError, ServerError
+from teamsync.errors import MissingExtra, ServerError
 from teamsync.server.storage import redact_url
 from teamsync.server.storage_sql import Row, SqlStorage
 
@@ -54,9 +54,7 @@ class PostgresStorage(SqlStorage):
             import psycopg  # noqa: F401
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
-            raise ConfigError(
-                "PostgreSQL storage needs psycopg 3: pip install 'teamsync[postgres]'"
-            ) from exc
+            raise MissingExtra("psycopg", "postgres", "PostgreSQL storage") from exc
         self.url = url
         self._connect().close()  # a wrong URL or a database that is down fails here, fast
         self._pool: psycopg_pool.ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(

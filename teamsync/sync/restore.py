@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from teamsync.errors import TeamsyncError
+from teamsync.errors import RestoreError
 from teamsync.output import printable
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import safe_write
@@ -57,7 +57,7 @@ def restore(
     validate_key(key)
     version = pick(state.past(key), before)
     if version is None:
-        raise TeamsyncError(
+        raise RestoreError(
             f"no earlier version of team/{printable(key)} is kept on this machine; "
             "`teamsync restore --list` shows what can be restored"
         )
@@ -68,7 +68,7 @@ def restore(
     if current == version.content:
         return Restored(key, version, replaced=False, unchanged=True)
     if current is not None and not force:
-        raise TeamsyncError(
+        raise RestoreError(
             f"team/{printable(key)} exists and differs from the version to restore; "
             "rerun with --force to replace it (its current content is kept and can be "
             "restored in turn)"
