@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from teamsync import _walk
 from teamsync.errors import MemoryFormatError
-from teamsync.limits import TEMP_PREFIX
 from teamsync.memdir.format import (
     INDEX_NAME,
     MAX_MEMORY_BYTES,
@@ -56,39 +56,19 @@ class MemoryHeader:
 def walk(root: Path, prefix: str = "") -> Iterator[WalkEntry]:
     """Every entry below ``root`` (files before subdirectories, by name), never following links.
 
-    Iterative, so a pathologically deep tree cannot exhaust the interpreter's stack.
+    Dot directories and teamsync temp files are left out (:func:`teamsync._walk.walk`).
     """
-    stack = [(root, prefix)]
-    while stack:
-        directory, base = stack.pop()
-        subdirs = []
-        for entry in _listing(directory):
-            rel = base + entry.name
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                if not entry.name.startswith("."):
-                    subdirs.append((Path(entry.path), rel + "/"))
-                continue
-            kind = "other"
-            if stat.S_ISREG(info.st_mode):
-                kind = "file"
-            elif stat.S_ISLNK(info.st_mode):
-                kind = "symlink"
-            yield WalkEntry(rel, Path(entry.path), kind, info.st_mtime)
-        stack.extend(reversed(subdirs))
-
-
-def _listing(directory: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(directory) as scan:
-            return sorted(
-                (e for e in scan if not e.name.startswith(TEMP_PREFIX)), key=lambda e: e.name
-            )
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return []
+    for rel, entry in _walk.walk(root, prefix=prefix):
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        kind = "other"
+        if stat.S_ISREG(info.st_mode):
+            kind = "file"
+        elif stat.S_ISLNK(info.st_mode):
+            kind = "symlink"
+        yield WalkEntry(rel, Path(entry.path), kind, info.st_mtime)
 
 
 def read_capped(path: Path, cap: int) -> tuple[bytes, int]:

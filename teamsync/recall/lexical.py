@@ -35,7 +35,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from teamsync.limits import INDEX_NAME, MAX_MEMORY_BYTES, TEMP_PREFIX
+from teamsync import _walk
+from teamsync.limits import INDEX_NAME, MAX_MEMORY_BYTES
 from teamsync.recall.tokens import (
     augment,
     extract_fields,
@@ -72,28 +73,17 @@ def iter_memory_files(root: Path) -> Iterator[tuple[str, os.stat_result]]:
 
     File types come from ``readdir`` (no syscall); only memory files are stat'ed.
     """
-    stack: list[tuple[str, str]] = [(str(root), "")]
-    while stack:
-        directory, prefix = stack.pop()
+    for key, entry in _walk.walk(root, sort=False):
+        name = entry.name
+        if not name.endswith(".md") or name == INDEX_NAME:
+            continue
         try:
-            scan = os.scandir(directory)
+            if entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode):
+                    yield key, st
         except OSError:
             continue
-        with scan:
-            for entry in scan:
-                name = entry.name
-                try:
-                    if name.endswith(".md"):
-                        if name == INDEX_NAME or name.startswith(TEMP_PREFIX):
-                            continue
-                        if entry.is_file(follow_symlinks=False):
-                            st = entry.stat(follow_symlinks=False)
-                            if stat.S_ISREG(st.st_mode):
-                                yield prefix + name, st
-                    elif not name.startswith(".") and entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, prefix + name + "/"))
-                except OSError:
-                    continue
 
 
 def read_memory(root: Path, key: str) -> bytes | None:

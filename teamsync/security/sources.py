@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from teamsync import _git
+from teamsync._walk import walk
 from teamsync.errors import UsageError
 
 WINDOW = 8 * 1024 * 1024
@@ -137,19 +138,17 @@ def _read(path: str, shown: str) -> Iterator[Item]:
 
 
 def _walk(top: str, shown: str) -> Iterator[tuple[str, str]]:
-    """(full path, display path) of the regular files under ``top``, sorted, no symlinks."""
-    try:
-        entries = sorted(os.scandir(top), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.is_symlink():
+    """(full path, display path) of the regular files under ``top``, sorted, no symlinks.
+
+    Only ``.git``, ``.hg`` and ``.svn`` are left out: every other file is content a
+    gate must see, teamsync's own temp-file names included.
+    """
+    for key, entry in walk(top, skip_dir=SKIP_DIRS.__contains__, skip_temp=False):
+        try:
+            if entry.is_file(follow_symlinks=False):
+                yield entry.path, os.path.normpath(os.path.join(shown, key))
+        except OSError:
             continue
-        if entry.is_dir():
-            if entry.name not in SKIP_DIRS:
-                yield from _walk(entry.path, os.path.join(shown, entry.name))
-        elif entry.is_file():
-            yield entry.path, os.path.normpath(os.path.join(shown, entry.name))
 
 
 def list_files(paths: Iterable[str], cwd: Path) -> Iterator[tuple[str, str]]:

@@ -7,13 +7,13 @@ matches the base store's stat cache, so a no-op sync reads no file contents.
 
 from __future__ import annotations
 
-import os
 import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from teamsync._walk import walk
 from teamsync.errors import MemoryFormatError, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME, MAX_MEMORY_BYTES, Memory, decode_memory, parse_memory
 from teamsync.memdir.index import mentioned, normalize_target, parse_index
@@ -63,6 +63,10 @@ def read_memory(team: SafeDir, key: str) -> str:
     return decode_memory(team.read_bytes(key), key)
 
 
+def _never(name: str) -> bool:
+    return False
+
+
 def _quick_unchanged(root: Path, state: BaseStore) -> dict[str, str] | None:
     """key -> checksum when every file still matches the stat cache exactly, else None.
 
@@ -71,25 +75,23 @@ def _quick_unchanged(root: Path, state: BaseStore) -> dict[str, str] | None:
     entry) returns None and the caller does the full :meth:`SafeDir.walk`.
     """
     found: dict[str, str] = {}
-    pending = [("", str(root))]
-    while pending:
-        prefix, path = pending.pop()
-        try:
-            with os.scandir(path) as listing:
-                for entry in listing:
-                    key = prefix + entry.name
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append((key + "/", entry.path))
-                        continue
-                    st = entry.stat(follow_symlinks=False)
-                    if not stat.S_ISREG(st.st_mode):
-                        return None
-                    hit = state.cached_checksum(key, FileStat.of(st))
-                    if hit is None:
-                        return None
-                    found[key] = hit
-        except OSError:
-            return None
+    unlisted: list[str] = []
+    entries = walk(
+        root, skip_dir=_never, skip_temp=False, sort=False, onerror=lambda d, _: unlisted.append(d)
+    )
+    try:
+        for key, entry in entries:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            hit = state.cached_checksum(key, FileStat.of(st))
+            if hit is None:
+                return None
+            found[key] = hit
+    except OSError:
+        return None
+    if unlisted:
+        return None
     return found if found.keys() == state.stat_keys() else None
 
 
