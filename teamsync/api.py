@@ -92,21 +92,14 @@ def scan_paths(
     in a memory path); ``baseline`` holds fingerprints to leave out.
     """
     from teamsync.security.secrets import Scanner
-    from teamsync.security.sources import Chunk, is_memory_path, list_files, read_file
+    from teamsync.security.sources import Chunk, list_files, read_file
 
     root = Path(cwd).expanduser() if cwd is not None else Path.cwd()
     scanner = Scanner(generic=generic, inline_allow=inline_allow, baseline=frozenset(baseline))
     for full, shown in list_files([os.fspath(p) for p in paths], root):
         for item in read_file(full, shown):
             if isinstance(item, Chunk):
-                allow = None if inline_allow and not is_memory_path(item.path) else False
-                scanner.add(
-                    item.text,
-                    item.path,
-                    first_line=item.first_line,
-                    keep_until=item.keep_until,
-                    inline_allow=allow,
-                )
+                scanner.add_chunk(item)
     return scanner.finish()
 
 

@@ -22,7 +22,6 @@ from teamsync.security.sources import (
     Chunk,
     Item,
     Skipped,
-    is_memory_path,
     iter_range,
     iter_staged,
     list_files,
@@ -127,15 +126,7 @@ def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, 
     for item in _items(req, settings):
         if isinstance(item, Chunk):
             files.add(item.path)
-            allow = None if scanner.inline_allow and not is_memory_path(item.path) else False
-            scanner.add(
-                item.text,
-                item.path,
-                first_line=item.first_line,
-                keep_until=item.keep_until,
-                inline_allow=allow,
-                commit=item.commit,
-            )
+            scanner.add_chunk(item)
         else:
             _note(item, output)
     return len(files), scanner.finish()

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from teamsync.security.secrets import Finding, Scanner, _Candidate
-from teamsync.security.sources import Chunk, Skipped, is_memory_path, read_file
+from teamsync.security.sources import Chunk, Skipped, read_file
 
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024
 Batch = list[tuple[str, str]]
@@ -44,9 +44,7 @@ def scan_batch(
             if isinstance(item, Chunk):
                 if not scanned or scanned[-1] != item.path:
                     scanned.append(item.path)
-                allow = inline_allow and not is_memory_path(item.path)
-                scanner.add(item.text, item.path, first_line=item.first_line,
-                            keep_until=item.keep_until, inline_allow=allow)  # fmt: skip
+                scanner.add_chunk(item)
             else:
                 skipped.append(item)
     findings, candidates = scanner.take()

@@ -49,6 +49,7 @@ from teamsync.security.rules import (
     generic_value_random,
     is_entry_point,
 )
+from teamsync.security.sources import Chunk, is_memory_path
 
 ALLOW_MARKERS = ("teamsync: allow", "pragma: allowlist secret")
 NEXT_LINE_MARKERS = ("teamsync: allow-next-line", "pragma: allowlist nextline secret")
@@ -415,6 +416,21 @@ class Scanner:
                 limit = doc.line_numbers([keep_until])[keep_until]
                 candidates = [c for c in candidates if c.line < limit]
             self._candidates.extend(replace(c, commit=commit) if commit else c for c in candidates)
+
+    def add_chunk(self, chunk: Chunk) -> None:
+        """Scan one :class:`~teamsync.security.sources.Chunk` (a file, a window, a diff hunk).
+
+        Inline pragmas count only when the scanner honours them *and* the chunk is
+        not in a memory path (``memory/team/…``): there the writer could add them.
+        """
+        self.add(
+            chunk.text,
+            chunk.path,
+            first_line=chunk.first_line,
+            keep_until=chunk.keep_until,
+            inline_allow=self.inline_allow and not is_memory_path(chunk.path),
+            commit=chunk.commit,
+        )
 
     def add_result(self, findings: list[Finding], candidates: list[_Candidate]) -> None:
         """Merge what another process's scanner found (see :mod:`teamsync.security.pool`)."""

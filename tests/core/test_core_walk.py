@@ -47,8 +47,14 @@ def test_a_very_deep_tree_does_not_exhaust_the_stack(tmp_path: Path) -> None:
         path = os.path.join(path, "d")
         os.mkdir(path)
     Path(path, "bottom.md").write_text("x\n")
-    (key,) = [key for key, _ in walk(tmp_path)]
-    assert key.endswith("/bottom.md") and key.count("/") == 1_200
+    try:
+        (key,) = [key for key, _ in walk(tmp_path)]
+        assert key.endswith("/bottom.md") and key.count("/") == 1_200
+    finally:  # shutil.rmtree (pytest's clean-up) recurses: take the tree down bottom-up here
+        os.unlink(os.path.join(path, "bottom.md"))
+        while path != str(tmp_path):
+            os.rmdir(path)
+            path = os.path.dirname(path)
 
 
 def test_the_scanner_sees_a_file_named_like_a_teamsync_temp_file(tmp_path: Path) -> None:
