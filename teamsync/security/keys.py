@@ -50,6 +50,7 @@ other on macOS and Windows) and prefix clashes (``MEMORY.md`` beside
 
 from __future__ import annotations
 
+import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -394,3 +395,9 @@ def keys_problems(keys: Iterable[str]) -> dict[str, str]:
 def is_memory_key(key: str) -> bool:
     """True when ``key`` names a memory file: its last segment is ``<stem>.md``."""
     return key.endswith(".md") and len(key.rsplit("/", 1)[-1]) > len(".md")
+
+
+def is_memory_path(path: str) -> bool:
+    """A path inside a ``memory/team`` directory (Claude Code's layout), where pragmas never count."""
+    parts = posixpath.normpath(path.replace("\\", "/")).split("/")
+    return any(a == "memory" and b == "team" for a, b in zip(parts, parts[1:], strict=False))

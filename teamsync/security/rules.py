@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 _DASH5 = "-" * 5
 _ANT = "-".join(("sk", "ant", ""))  # the Anthropic key prefix, never written literally
@@ -174,8 +175,31 @@ class Rule:
     """Literals that must all be on a candidate span before the regex runs on it."""
 
 
+class _LazyPattern:
+    """A rule's regex, compiled the first time it is matched.
+
+    A hook scans a small text in which the anchors of a rule or two occur at
+    most (:mod:`teamsync.security._prefilter`): compiling all the rules at import
+    would cost it more than the scan. ``pattern`` and ``flags`` are answered
+    without compiling, exactly as the compiled pattern would answer them.
+    """
+
+    __slots__ = ("_compiled", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self.pattern = pattern
+        self.flags = int(flags if flags & re.ASCII else flags | re.UNICODE)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.pattern, self.flags)
+        return getattr(compiled, name)
+
+
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+    return cast("re.Pattern[str]", _LazyPattern(pattern, flags))
 
 
 _B = r"(?![A-Za-z0-9_\-])"  # right boundary for token alphabets

@@ -27,17 +27,12 @@ from typing import BinaryIO
 from teamsync import _git
 from teamsync._walk import walk
 from teamsync.errors import UsageError
+from teamsync.security.keys import is_memory_path as is_memory_path
 
 WINDOW = 8 * 1024 * 1024
 OVERLAP = 256 * 1024
 BINARY_PROBE = 8192
 SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
-
-
-def is_memory_path(path: str) -> bool:
-    """A path inside a ``memory/team`` directory (Claude Code's layout), where pragmas never count."""
-    parts = os.path.normpath(path).replace("\\", "/").split("/")
-    return any(a == "memory" and b == "team" for a, b in zip(parts, parts[1:], strict=False))
 
 
 @dataclass(frozen=True)
