@@ -72,9 +72,9 @@ def check(
 ) -> LintReport | FixResult:
     """Lint the memory directory (``.problems``); with ``fix``, repair its indexes first."""
     from teamsync.memdir.lint import check_memdir, fix_memdir
-    from teamsync.memdir.paths import memory_dir
+    from teamsync.memdir.paths import working_memory_dir
 
-    memdir = memory_dir(_settings(dir, environ, cwd))
+    memdir = working_memory_dir(_settings(dir, environ, cwd))
     return fix_memdir(memdir) if fix else check_memdir(memdir)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from teamsync.commands.sync import remote_id
 from teamsync.config import Settings
-from teamsync.memdir.paths import memory_dir
+from teamsync.memdir.paths import working_memory_dir
 from teamsync.output import Output, printable
 from teamsync.security.fs import SafeDir
 from teamsync.sync.config import load_config
@@ -31,7 +31,7 @@ def _row(v: PastVersion) -> dict[str, Any]:
 
 def run_restore(settings: Settings, output: Output, key: str | None, *, force: bool = False) -> int:
     """Restore ``key`` (or, with ``key`` None, list what can be restored)."""
-    memdir = memory_dir(settings)
+    memdir = working_memory_dir(settings)
     config = load_config(memdir)
     team = SafeDir(memdir / "team", create=True)
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 from teamsync.config import Settings
 from teamsync.errors import ConfigError, UsageError
 from teamsync.limits import DEFAULT_BRANCH
-from teamsync.memdir.paths import memory_dir
+from teamsync.memdir.paths import working_memory_dir
 from teamsync.output import Output, printable
 from teamsync.security.fs import SafeDir
 from teamsync.sync import BACKENDS
@@ -93,7 +93,7 @@ def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool 
     """
     if config.backend == "git":
         config = SyncConfig("git", _normalize_git_url(config.url, settings), config.branch)
-    memdir = memory_dir(settings)
+    memdir = working_memory_dir(settings)
     previous = _previous_config(memdir)
     backend = open_backend(config, settings)
     try:
@@ -239,7 +239,7 @@ def sync_once(
     ``yes`` goes past the mass-change guard; ``recover`` says how to go on when
     the remote lost history (see :mod:`teamsync.sync.guards`).
     """
-    memdir = memory_dir(settings)
+    memdir = working_memory_dir(settings)
     config = load_config(memdir)
     team = SafeDir(memdir / "team", create=True)
     try:

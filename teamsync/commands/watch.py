@@ -15,7 +15,7 @@ from pathlib import Path
 from teamsync.config import Settings
 from teamsync.errors import ConfigError
 from teamsync.hooks.watch import SyncOps, Timing, Watcher, run_loop
-from teamsync.memdir.paths import memory_dir
+from teamsync.memdir.paths import working_memory_dir
 from teamsync.output import Output
 from teamsync.sync.config import config_path, load_config
 
@@ -78,7 +78,7 @@ def watch(
     poll: bool,
 ) -> int:
     """Run until SIGINT/SIGTERM; return 0 after a clean shutdown."""
-    memdir = memory_dir(settings)
+    memdir = working_memory_dir(settings)
     load_config(memdir)  # a clear ConfigError before anything starts
     team = memdir / "team"
     team.mkdir(parents=True, exist_ok=True)

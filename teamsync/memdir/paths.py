@@ -21,6 +21,7 @@ import unicodedata
 from pathlib import Path
 
 from teamsync.config import Settings
+from teamsync.errors import ConfigError
 
 MAX_SANITIZED_LENGTH = 200
 
@@ -139,6 +140,16 @@ def dir_mistake(memdir: Path) -> str | None:
     if (parent / "MEMORY.md").is_file() or parent.name == "memory" or _holds_markdown(parent):
         return f"{memdir} is a team/ directory; {_EXPECTS}: pass --dir {parent}"
     return None
+
+
+def working_memory_dir(settings: Settings) -> Path:
+    """:func:`memory_dir` for a command that works on it: a ``team/`` directory given as
+    ``--dir`` is refused with one line that names the directory to pass instead."""
+    memdir = memory_dir(settings)
+    mistake = dir_mistake(memdir)
+    if mistake is not None:
+        raise ConfigError(mistake)
+    return memdir
 
 
 def empty_dir_hint(memdir: Path) -> str | None:

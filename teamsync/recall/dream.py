@@ -41,7 +41,7 @@ from typing import Any
 from teamsync.config import Settings
 from teamsync.errors import ConfigError, LLMError, PlanRefused, SecretFound
 from teamsync.memdir.format import INDEX_NAME, MEMORY_TYPES
-from teamsync.memdir.paths import memory_dir
+from teamsync.memdir.paths import working_memory_dir
 from teamsync.recall import llm, lock, state
 from teamsync.recall.exclusions import containment
 from teamsync.recall.extract import today
@@ -344,7 +344,7 @@ def dream(
     model: str | None = None,
 ) -> DreamResult:
     """Run one gated, locked, guarded consolidation."""
-    memdir = memory_dir(settings)
+    memdir = working_memory_dir(settings)
     if not memdir.is_dir():
         raise ConfigError(
             f"memory directory {memdir} does not exist; pass --dir or set TEAMSYNC_DIR"

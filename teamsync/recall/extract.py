@@ -23,7 +23,7 @@ from typing import Any
 from teamsync.config import Settings
 from teamsync.errors import ConfigError, LLMError, TeamsyncError
 from teamsync.memdir.format import MEMORY_TYPES
-from teamsync.memdir.paths import memory_dir
+from teamsync.memdir.paths import working_memory_dir
 from teamsync.recall import llm, state
 from teamsync.recall.tools import TOOLS, MemoryTools
 from teamsync.recall.transcript import (
@@ -172,7 +172,7 @@ def extract(
     model: str | None = None,
 ) -> ExtractResult:
     """Extract memories from the part of ``transcript`` not yet extracted."""
-    memdir = memory_dir(settings)
+    memdir = working_memory_dir(settings)
     memdir.mkdir(parents=True, exist_ok=True)
     root = state.state_root(settings.state_dir, memdir)
     new, result = _new_messages(root, transcript)

@@ -41,7 +41,7 @@ from teamsync.memdir.freshness import (
     freshness_note,
 )
 from teamsync.memdir.headers import MemoryHeader, scan_headers
-from teamsync.memdir.paths import memory_dir
+from teamsync.memdir.paths import working_memory_dir
 from teamsync.recall import llm
 from teamsync.recall.drift import Checkout, drift_reasons
 from teamsync.recall.lexical import FLOOR, default_cache_path, lexical_search
@@ -324,7 +324,7 @@ def recall(
     """
     if mode not in MODES:
         raise UsageError(f"unknown recall mode {mode!r}; use one of {', '.join(MODES)}")
-    memdir = memory_dir(settings)
+    memdir = working_memory_dir(settings)
     if not memdir.is_dir():
         raise ConfigError(
             f"memory directory {memdir} does not exist; pass --dir or set TEAMSYNC_DIR"
