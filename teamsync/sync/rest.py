@@ -153,13 +153,17 @@ class RestBackend:
     def snapshot(self) -> Snapshot:
         """One conditional GET: a 304 rebuilds the snapshot from the kept listing.
 
-        With the ``entries`` extension (or before it is known), the GET asks
-        for ``view=hashes`` only and :meth:`fetch` asks for the changed keys by
-        name; against a plain server it is the full view.
+        Once a listing is kept and the server has the ``entries`` extension
+        (or before that is known), the GET asks for ``view=hashes`` only and
+        :meth:`fetch` asks for the changed keys by name; the first read, and
+        every read from a plain server, is the full view.
         """
         listing = self._listing
         headers = {"If-None-Match": listing.etag} if listing is not None else {}
-        hashes_first = self.extensions is None or ENTRIES_EXT in self.extensions
+        # With nothing listed yet (a first pull) the full view is one request and cheapest.
+        hashes_first = listing is not None and (
+            self.extensions is None or ENTRIES_EXT in self.extensions
+        )
         params = {"repo": self.repo, **({"view": "hashes"} if hashes_first else {})}
         status, head, body = self.http.send("GET", PATH, params=params, headers=headers)
         self._note_extensions(head)
