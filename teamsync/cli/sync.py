@@ -259,3 +259,26 @@ def restore(app: AppContext, key: str | None, list_: bool, force: bool) -> None:
     if list_ == (key is not None):
         raise click.UsageError("give a KEY to restore, or --list to see what can be restored")
     finish(run_restore(app.settings, app.output, key, force=force))
+
+
+@click.command()
+@click.argument("key", required=False)
+@click.option(
+    "-n", "--limit", type=int, default=50, show_default=True, help="Show at most N changes."
+)
+@pass_app
+def log(app: AppContext, key: str | None, limit: int) -> None:
+    """Show who changed what on the remote, and when, newest first.
+
+    KEY (a path inside team/) limits it to one memory. REST reads the server's
+    history (a teamsync server); git reads the sync branch's commits.
+
+    \b
+    Examples:
+      teamsync log
+      teamsync log notes/plan.md -n 10
+      teamsync --json log
+    """
+    from teamsync.commands.log import run_log
+
+    finish(run_log(app.settings, app.output, key, limit=limit))

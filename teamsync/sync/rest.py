@@ -45,6 +45,7 @@ from teamsync.output import printable
 from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
+from teamsync.sync.history import Change
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 from teamsync.sync.rest_http import Http, error_details, error_message, load_token, repo_from_origin
@@ -356,6 +357,33 @@ class RestBackend:
             after = nxt
         return seen
 
+    def log(self, key: str | None, limit: int) -> list[Change]:
+        """The newest ``limit`` changes (of ``key``) from the server's history view."""
+        if "history" not in self._extensions():
+            raise BackendError(
+                f"{self.http.where} keeps no history (the `history` teamsync extension): "
+                "`teamsync log` needs a teamsync server"
+            )
+        rows: list[Change] = []
+        after = 0
+        for _ in range(MAX_HISTORY_PAGES):
+            params = {"repo": self.repo, "after": str(after), "limit": str(HISTORY_PAGE)}
+            status, _, body = self.http.send("GET", PATH + "/history", params=params)
+            if status != 200:
+                raise self._unexpected(status, body, "reading the history")
+            data = _json(body, self.http.where)
+            items = data.get("items")
+            for item in items if isinstance(items, list) else []:
+                row = _history_row(item)
+                if row is not None and (key is None or row.key == key):
+                    rows.append(row)
+            rows = rows[-limit:]
+            nxt = data.get("next_after")
+            if not isinstance(nxt, int) or isinstance(nxt, bool) or nxt <= after:
+                break
+            after = nxt
+        return rows[::-1]
+
     def _parse_full(self, body: bytes, head: Mapping[str, str]) -> tuple[Snapshot, dict[str, str]]:
         data = _json(body, self.http.where)
         content = data.get("content")
@@ -584,6 +612,30 @@ def _expected_after(
     for key in deletes:
         sums.pop(key, None)
     return sums
+
+
+def _history_row(item: object) -> Change | None:
+    """One ``/history`` item, or None when any field is not what the extension says."""
+    if not isinstance(item, dict):
+        return None
+    key, who, at, ident = item.get("key"), item.get("who"), item.get("at"), item.get("id")
+    action, check = item.get("action"), item.get("checksum")
+    if not (isinstance(key, str) and isinstance(at, str) and action in ("upsert", "delete")):
+        return None
+    if not isinstance(ident, int) or isinstance(ident, bool):
+        return None
+    try:
+        when = datetime.fromisoformat(at).timestamp()
+    except ValueError:
+        return None
+    return Change(
+        at=when,
+        who=who if isinstance(who, str) else "?",
+        key=key,
+        action="upsert" if action == "upsert" else "delete",
+        version=str(ident),
+        checksum=check if isinstance(check, str) else None,
+    )
 
 
 def _serial(data: Mapping[str, Any]) -> int | None:
