@@ -154,17 +154,16 @@ class RestBackend:
     def snapshot(self) -> Snapshot:
         """One conditional GET: a 304 rebuilds the snapshot from the kept listing.
 
-        Once a listing is kept and the server has the ``entries`` extension
-        (or before that is known), the GET asks for ``view=hashes`` only and
+        Once a listing is kept and the server advertised the ``entries``
+        extension, the GET asks for ``view=hashes`` only and
         :meth:`fetch` asks for the changed keys by name; the first read, and
         every read from a plain server, is the full view.
         """
         listing = self._listing
         headers = {"If-None-Match": listing.etag} if listing is not None else {}
         # With nothing listed yet (a first pull) the full view is one request and cheapest.
-        hashes_first = listing is not None and (
-            self.extensions is None or ENTRIES_EXT in self.extensions
-        )
+        # A server that never advertised ``entries`` (a plain one) gets the full view.
+        hashes_first = listing is not None and ENTRIES_EXT in (self.extensions or ())
         params = {"repo": self.repo, **({"view": "hashes"} if hashes_first else {})}
         status, head, body = self.http.send("GET", PATH, params=params, headers=headers)
         self._note_extensions(head)

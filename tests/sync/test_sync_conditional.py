@@ -132,42 +132,60 @@ def test_a_plain_server_without_the_extension_falls_back_to_the_full_get(
         assert written(bob.sync(mode="pull")) == ["k2.md"]
         assert "changed" in bob.read("k2.md")
         assert not any("/entries" in r.target for r in counter.log)
-        full = [r for r in counter.log if r.method == "GET" and "view=hashes" not in r.target]
-        assert [r.status for r in full] == [200]  # one full GET: the store's extension set is kept
+        assert [(r.method, r.target.split("?")[0], r.status) for r in counter.log] == [
+            ("GET", "/api/claude_code/team_memory", 200)
+        ]  # one full conditional GET, as Claude Code's own client does
 
 
 def _sum(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def lying_app(listed: dict[str, str], served: dict[str, str]) -> Starlette:
-    """Advertises ``entries``; lists ``listed`` by hash, then serves ``served`` for them."""
-    sums = {k: _sum(v) for k, v in listed.items()}
-    store_sum = "sha256:" + "2" * 64
-    caps = {"X-Teamsync-Extensions": "entries,history"}
+class Lying:
+    """Honest at first (a full view of ``first``); then lists ``listed`` by hash and
+    serves ``served`` for them through the ``entries`` extension."""
 
-    async def get(request: Request) -> Response:
-        if request.headers.get("if-none-match") == store_sum:
-            return Response(status_code=304, headers=caps)
-        body = {"checksum": store_sum, "version": 3, "entryChecksums": sums}
-        return JSONResponse(body, headers={"ETag": f'"{store_sum}"', **caps})
+    def __init__(self, first: dict[str, str], listed: dict[str, str], served: dict[str, str]):
+        self.first, self.listed, self.served = first, listed, served
+        self.lying = False
 
-    async def entries(request: Request) -> Response:
-        keys = json.loads(await request.body())["keys"]
-        found = {k: served[k] for k in keys if k in served}
-        body = {"checksum": store_sum, "version": 3, "entries": found, "entryChecksums": sums}
-        return JSONResponse(body, headers=caps)
+    def app(self) -> Starlette:
+        caps = {"X-Teamsync-Extensions": "entries,history"}
 
-    async def history(request: Request) -> Response:
-        return JSONResponse({"items": [], "next_after": None})
+        def now() -> tuple[str, dict[str, str]]:
+            entries = self.listed if self.lying else self.first
+            return ("sha256:" + ("2" if self.lying else "1") * 64), {
+                k: _sum(v) for k, v in entries.items()
+            }
 
-    return Starlette(
-        routes=[
-            Route("/api/claude_code/team_memory", get, methods=["GET"]),
-            Route("/api/claude_code/team_memory/entries", entries, methods=["POST"]),
-            Route("/api/claude_code/team_memory/history", history, methods=["GET"]),
-        ]
-    )
+        async def get(request: Request) -> Response:
+            store_sum, sums = now()
+            if request.headers.get("if-none-match") == store_sum:
+                return Response(status_code=304, headers=caps)
+            body: dict[str, object] = {"checksum": store_sum, "version": 3}
+            if request.query_params.get("view") == "hashes":
+                body["entryChecksums"] = sums
+            else:
+                body["content"] = {"entries": dict(self.first), "entryChecksums": sums}
+            return JSONResponse(body, headers={"ETag": f'"{store_sum}"', **caps})
+
+        async def entries(request: Request) -> Response:
+            store_sum, sums = now()
+            keys = json.loads(await request.body())["keys"]
+            found = {k: self.served[k] for k in keys if k in self.served}
+            body = {"checksum": store_sum, "version": 3, "entries": found, "entryChecksums": sums}
+            return JSONResponse(body, headers=caps)
+
+        async def history(request: Request) -> Response:
+            return JSONResponse({"items": [], "next_after": None})
+
+        return Starlette(
+            routes=[
+                Route("/api/claude_code/team_memory", get, methods=["GET"]),
+                Route("/api/claude_code/team_memory/entries", entries, methods=["POST"]),
+                Route("/api/claude_code/team_memory/history", history, methods=["GET"]),
+            ]
+        )
 
 
 def test_fetched_entries_are_validated_as_the_full_get_is(tmp_path: Path) -> None:
@@ -178,10 +196,16 @@ def test_fetched_entries_are_validated_as_the_full_get_is(tmp_path: Path) -> Non
         "swapped.md": memory("S", "something else entirely\n"),
         "nul.md": "a\x00b",
     }
-    listed_bad_key = {**listed, "../escape.md": good}
-    with uvicorn_server(lying_app(listed_bad_key, {**served, "../escape.md": good})) as url:
-        (bob,) = make_rest_team(tmp_path, url, [TOKEN], names=("bob",), init=False)
-        bob.init()
+    lying = Lying(
+        {"good.md": good},
+        {**listed, "../escape.md": good},
+        {**served, "../escape.md": good},
+    )
+    with uvicorn_server(lying.app()) as url:
+        (bob,) = make_rest_team(tmp_path, url, [TOKEN], names=("bob",))
+        bob.sync(mode="pull")
+        assert set(bob.files()) - {"MEMORY.md"} == {"good.md"}
+        lying.lying = True
         report = bob.sync(mode="pull")
         refused = {r.key: r.reason for r in report.rejected}
         assert set(bob.files()) - {"MEMORY.md"} == {"good.md"}
