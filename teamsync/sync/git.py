@@ -22,6 +22,7 @@ All git processes go through :mod:`teamsync.sync.gitcmd`; commits are written by
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -39,6 +40,7 @@ from teamsync.sync.gittree import CommitBuilder
 from teamsync.sync.history import Action, Change
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
+from teamsync.sync.restore import RemoteVersion
 
 CACHE_LOCK_WAIT_S = 600.0
 """How long a sync waits for another one using the same git cache, telling the user."""
@@ -191,6 +193,24 @@ class GitBackend:
         args += ["--format=%x01%H%x09%ct%x09%an", f"-n{limit}", head, "--"]
         out = self._git.run(*args, *([key] if key is not None else []))
         return parse_log(out)[:limit]
+
+    def version_at(self, key: str, ref: str) -> RemoteVersion:
+        """``key`` as the sync branch's commit ``ref`` (a full or abbreviated sha) left it."""
+        head = self._git.fetch(self.branch, self._tracking)
+        if head is None or not re.fullmatch(r"[0-9a-f]{4,64}", ref):
+            raise BackendError(f"{ref!r} is not a commit of the sync branch; see `teamsync log`")
+        status, out, _ = self._git.try_run("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+        sha = out.decode().strip()
+        if status != 0 or not self._git.is_ancestor(sha, head):
+            raise BackendError(f"{ref!r} is not a commit of the sync branch; see `teamsync log`")
+        status, blob, _ = self._git.try_run("cat-file", "blob", f"{sha}:{key}")
+        if status != 0:
+            return RemoteVersion(key, sha, None, None)
+        try:
+            text = decode_memory(blob, key)
+        except MemoryFormatError as exc:
+            raise BackendError(f"team/{key} at {sha[:12]} is not a memory file: {exc}") from exc
+        return RemoteVersion(key, sha, text, checksum(text))
 
     def descends_from(self, version: str) -> bool | None:
         """Is ``version`` (a commit synced earlier) an ancestor of the fetched head?"""

@@ -49,6 +49,7 @@ from teamsync.sync.history import Change
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 from teamsync.sync.rest_http import Http, error_details, error_message, load_token, repo_from_origin
+from teamsync.sync.restore import RemoteVersion
 from teamsync.sync.state import RemoteListing
 from teamsync.wire import PATH, normalize_repo, store_checksum
 
@@ -382,6 +383,15 @@ class RestBackend:
                 break
             after = nxt
         return rows[::-1]
+
+    def version_at(self, key: str, ref: str) -> RemoteVersion:
+        """``key`` at the server's history row ``ref`` (its checksum: the server keeps no text)."""
+        if not ref.isdigit():
+            raise BackendError(f"{ref!r} is not a history id of the server; see `teamsync log`")
+        for row in self.log(key, MAX_HISTORY_PAGES * HISTORY_PAGE):
+            if row.version == ref:
+                return RemoteVersion(key, ref, None, row.checksum, row.at)
+        raise BackendError(f"the server's history has no change {ref} of {key}; see `teamsync log`")
 
     def _parse_full(self, body: bytes, head: Mapping[str, str]) -> tuple[Snapshot, dict[str, str]]:
         data = _json(body, self.http.where)

@@ -76,3 +76,48 @@ def test_log_against_a_plain_server_says_it_keeps_no_history(tmp_path: Path) -> 
         done = alice.cli("log")
         assert done.returncode != 0
         assert "keeps no history" in done.stderr and "teamsync server" in done.stderr
+
+
+def restore_at_and_share(alice: Member, bob: Member) -> None:
+    """Bring back the deleted other.md and the first plan.md from remote versions."""
+    other = log_json(alice, "other.md")
+    assert [r["action"] for r in other] == ["delete", "upsert"]
+    gone = alice.cli("restore", "other.md", "--at", str(other[0]["version"]))
+    assert gone.returncode != 0 and "was a delete" in gone.stderr
+    done = alice.cli("--json", "restore", "other.md", "--at", str(other[1]["version"]))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["restored"]["version"] == other[1]["version"]
+    assert alice.read("other.md") == memory("Other", "x\n")
+    plan = log_json(alice, "plan.md")
+    first = str(plan[-1]["version"])
+    refused = alice.cli("restore", "plan.md", "--at", first)
+    assert refused.returncode != 0 and "--force" in refused.stderr
+    assert "second, by bob" in alice.read("plan.md")  # untouched without --force
+    assert alice.cli("restore", "plan.md", "--at", first, "--force").returncode == 0
+    assert alice.read("plan.md") == memory("Plan", "first\n")
+    shared = alice.sync()
+    assert {"other.md", "plan.md"} <= set(shared.pushed), shared
+    got = bob.sync()
+    assert bob.read("other.md") == memory("Other", "x\n"), got  # the teammate receives it
+    assert bob.read("plan.md") == memory("Plan", "first\n")
+    bad = alice.cli("restore", "plan.md", "--at", "not-a-version")
+    assert bad.returncode != 0 and "teamsync log" in bad.stderr
+
+
+def test_restore_at_a_server_version(tmp_path: Path) -> None:
+    store = open_storage(f"sqlite:///{tmp_path / 'server.sqlite3'}")
+    try:
+        with uvicorn_server(app_for(store)) as url:
+            alice, bob = make_rest_team(
+                tmp_path, url, [token_for(store, label="alice"), token_for(store, label="bob")]
+            )
+            story(alice, bob)
+            restore_at_and_share(alice, bob)
+    finally:
+        store.close()
+
+
+def test_restore_at_a_git_commit(tmp_path: Path) -> None:
+    alice, bob = make_team(tmp_path)
+    story(alice, bob)
+    restore_at_and_share(alice, bob)
