@@ -185,10 +185,11 @@ class RestBackend:
             return self._snap
         if status != 200:
             raise self._unexpected(status, body, "pull")
-        if hashes_first and not isinstance(_json(body, self.http.where).get("content"), dict):
-            snap = self._parse_hashes(body, head)
+        data = _json(body, self.http.where)
+        if hashes_first and not isinstance(data.get("content"), dict):
+            snap = self._parse_hashes(data, head)
         else:  # the full view (asked for, or a server that ignores ``view``)
-            snap, self._texts = self._parse_full(body, head)
+            snap, self._texts = self._parse_full(data, head)
         self._snap = snap
         self._save_listing(snap.version, snap)
         return snap
@@ -237,7 +238,7 @@ class RestBackend:
             return
         if status != 200:
             raise self._unexpected(status, body, "pull")
-        full, texts = self._parse_full(body, head)
+        full, texts = self._parse_full(_json(body, self.http.where), head)
         moved = full.version != snap.version
         for key in keys:
             if key in full.rejected and not moved:
@@ -263,9 +264,8 @@ class RestBackend:
                 why = problem or "content does not match the checksum the server listed for it"
                 self.refused_on_fetch[key] = why
 
-    def _parse_hashes(self, body: bytes, head: Mapping[str, str]) -> Snapshot:
+    def _parse_hashes(self, data: Mapping[str, Any], head: Mapping[str, str]) -> Snapshot:
         """``view=hashes``: keys are checked now (names, clashes, cap); contents at fetch."""
-        data = _json(body, self.http.where)
         sums = data.get("entryChecksums")
         if not isinstance(sums, dict):
             raise BackendError(f"{self.http.where} answered without entryChecksums; refused")
@@ -393,8 +393,9 @@ class RestBackend:
                 return RemoteVersion(key, ref, None, row.checksum, row.at)
         raise BackendError(f"the server's history has no change {ref} of {key}; see `teamsync log`")
 
-    def _parse_full(self, body: bytes, head: Mapping[str, str]) -> tuple[Snapshot, dict[str, str]]:
-        data = _json(body, self.http.where)
+    def _parse_full(
+        self, data: Mapping[str, Any], head: Mapping[str, str]
+    ) -> tuple[Snapshot, dict[str, str]]:
         content = data.get("content")
         entries = content.get("entries") if isinstance(content, dict) else None
         if not isinstance(entries, dict):
