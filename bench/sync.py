@@ -11,6 +11,11 @@ Writes ``docs/sync-scaling.png``, the "Sync" section of ``docs/benchmarks.md``
 and the raw numbers in ``bench/out/sync.json``.
 
 Usage: ``python bench/sync.py [--sizes 100,1000,10000] [--repeat 5]``
+
+``--rest [--old-tree DIR]`` measures the REST backend instead (requests and
+bytes down per operation, this tree's client beside an older tree's, see
+:mod:`bench.sync_rest`) and writes the "Sync over REST" section and
+``bench/out/sync_rest.json``.
 """
 
 from __future__ import annotations
@@ -234,7 +239,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rest", action="store_true", help="the REST backend (requests, bytes)")
+    parser.add_argument("--old-tree", help="with --rest: an older source tree to compare with")
     args = parser.parse_args()
+    if args.rest:
+        main_rest([int(s) for s in args.sizes.split(",")], args.old_tree)
+        return
     results = []
     with tempfile.TemporaryDirectory(prefix="teamsync-bench-") as tmp:
         base = Path(tmp)
@@ -256,6 +266,45 @@ def main() -> None:
            f"Python {sys.version.split()[0]}; repeat={args.repeat}; load average at the end " \
            f"{load} (1/5/15 min; a shared machine, so wall times are upper bounds)."  # fmt: skip
     write_section(ROOT / "docs/benchmarks.md", section(results, meta))
+
+
+def main_rest(sizes: list[int], old_tree: str | None) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from sync_rest import bench_rest, default_trees, table
+
+    with tempfile.TemporaryDirectory(prefix="teamsync-rest-bench-") as tmp:
+        rows = bench_rest(sizes, default_trees(old_tree), Path(tmp))
+    out = ROOT / "bench/out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sync_rest.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    text = table(rows)
+    print(text)
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    old = f"`old` is the tree at {old_tree}; " if old_tree else ""
+    body = (
+        "## Sync over REST\n\n"
+        "Real `teamsync` CLI runs (separate processes) against one `teamsync` server app under "
+        "uvicorn on loopback; requests and bytes down (status line, headers, body) counted by "
+        f"an ASGI wrapper (`testing/counting.py`). `new` is this tree; {old}"
+        "each memory is about 1 KB. One run per cell (wall times are single samples on a "
+        f"shared {os.cpu_count()}-core machine, load average {load}).\n\n{text}\n"
+    )
+    write_section_named(ROOT / "docs/benchmarks.md", "## Sync over REST", body)
+
+
+def write_section_named(path: Path, title: str, text: str) -> None:
+    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\n"
+    lines = old.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == title), None)
+    if start is None:
+        new = old.rstrip("\n") + "\n\n" + text
+    else:
+        end = next(
+            (j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines)
+        )
+        tail = "".join(lines[end:])
+        new = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
+    path.write_text(new, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "push": "teamsync.cli.sync:push",
     "sync": "teamsync.cli.sync:sync",
     "restore": "teamsync.cli.sync:restore",
+    "log": "teamsync.cli.sync:log",
     "check": "teamsync.cli.check:check",
     "scan": "teamsync.cli.scan:scan",
     "allow": "teamsync.cli.allow:allow",

@@ -242,8 +242,13 @@ def sync(
 @click.option(
     "--force", is_flag=True, help="Replace a different current file (its content is kept)."
 )
+@click.option(
+    "--at",
+    metavar="VERSION",
+    help="A remote version (git commit or server history id, see `teamsync log`).",
+)
 @pass_app
-def restore(app: AppContext, key: str | None, list_: bool, force: bool) -> None:
+def restore(app: AppContext, key: str | None, list_: bool, force: bool, at: str | None) -> None:
     """Bring back a memory a sync deleted or replaced on this machine (works offline).
 
     KEY is the path inside team/, e.g. `notes/plan.md`. The next `teamsync sync`
@@ -253,9 +258,35 @@ def restore(app: AppContext, key: str | None, list_: bool, force: bool) -> None:
     Examples:
       teamsync restore --list
       teamsync restore notes/plan.md
+      teamsync restore notes/plan.md --at 3f2a9c1   # as that commit / history id left it
     """
     from teamsync.commands.restore import run_restore
 
     if list_ == (key is not None):
         raise click.UsageError("give a KEY to restore, or --list to see what can be restored")
-    finish(run_restore(app.settings, app.output, key, force=force))
+    if at is not None and key is None:
+        raise click.UsageError("--at needs a KEY")
+    finish(run_restore(app.settings, app.output, key, force=force, at=at))
+
+
+@click.command()
+@click.argument("key", required=False)
+@click.option(
+    "-n", "--limit", type=int, default=50, show_default=True, help="Show at most N changes."
+)
+@pass_app
+def log(app: AppContext, key: str | None, limit: int) -> None:
+    """Show who changed what on the remote, and when, newest first.
+
+    KEY (a path inside team/) limits it to one memory. REST reads the server's
+    history (a teamsync server); git reads the sync branch's commits.
+
+    \b
+    Examples:
+      teamsync log
+      teamsync log notes/plan.md -n 10
+      teamsync --json log
+    """
+    from teamsync.commands.log import run_log
+
+    finish(run_log(app.settings, app.output, key, limit=limit))

@@ -12,6 +12,7 @@ Routes (see docs/server.md)::
     PUT  /api/claude_code/team_memory?repo=R                 200 | 409 | 412 | 413 | 422
     GET  /api/claude_code/team_memory/history?repo=R&after=N&limit=M      (extension)
     GET  /api/claude_code/team_memory/capabilities                         (extension)
+    POST /api/claude_code/team_memory/entries?repo=R  {"keys": [...]}      (extension)
 """
 
 from __future__ import annotations
@@ -55,7 +56,16 @@ from teamsync.server.tokens import verify_token
 from teamsync.wire import CAPS_HEADER, PATH
 
 log = logging.getLogger("teamsync.server")
-EXTENSIONS = ("baseChecksums", "deletes", "history", "entryLastModified", "entryModified")
+EXTENSIONS = (
+    "baseChecksums",
+    "deletes",
+    "history",
+    "entryLastModified",
+    "entryModified",
+    "entries",
+)
+MAX_FETCH_KEYS = 5000
+"""Keys one ``POST …/entries`` may name."""
 MAX_NUMBER_DIGITS = 100
 """Longest JSON integer a PUT body may hold (no field is a number; Python's own cap is 4,300)."""
 _bearer = HTTPBearer(auto_error=False, description="`teamsync token create` prints one")
@@ -166,6 +176,45 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
     ) -> Response:
         return await run_in_threadpool(_history, store, repo, after, limit, creds)
 
+    @app.post(
+        PATH + "/entries",
+        response_model=models.EntriesView,
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": models.EntriesRequest.model_json_schema()}
+                },
+            }
+        },
+        responses=models.errors(400, 401, 403, 404, 408, 413, 422, 503),
+    )
+    async def post_entries(
+        request: Request, creds: Creds, repo: str = Query(max_length=1000)
+    ) -> Response:
+        norm = await run_in_threadpool(_readable_repo, store, repo, creds)
+        if isinstance(norm, JSONResponse):
+            return norm
+        try:
+            raw = await read_limited(
+                request.headers.get("content-length"), request.stream(), config.max_body_bytes
+            )
+        except BodyTooLarge as exc:
+            msg = f"request body over {exc.limit} bytes; ask for fewer keys"
+            return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
+        except BodyTimeout as exc:
+            resp = _err(408, "team_memory_request_timeout", f"{exc}; send the body faster")
+            resp.headers["Connection"] = "close"
+            return resp
+        except ClientDisconnect:
+            return Response(status_code=400)
+        try:
+            wanted = models.EntriesRequest.model_validate_json(raw).keys
+        except ValidationError:
+            msg = f'body must be {{"keys": [...]}} with at most {MAX_FETCH_KEYS} keys'
+            return _err(422, "team_memory_invalid_body", msg)
+        return await run_in_threadpool(_entries, store, norm, wanted, caps)
+
     @app.get(PATH + "/capabilities", response_model=models.Capabilities)
     async def capabilities() -> dict[str, Any]:
         limits = {
@@ -228,6 +277,22 @@ def _get(
         content = {"entries": dict(state.entries or {}), "entryChecksums": dict(state.checksums)}
         body = {"repo": repo, **common, "content": content, "entryLastModified": stamps}
     return JSONResponse(body, headers=etag)
+
+
+def _entries(store: Storage, repo: str, keys: list[str], caps: dict[str, str]) -> Response:
+    """The live entries among ``keys`` (unknown or deleted keys are left out)."""
+    state = store.state(repo, contents=True)
+    if state is None:
+        return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
+    held = state.entries or {}
+    found = {k: held[k] for k in dict.fromkeys(keys) if k in held}
+    body = {
+        "checksum": state.head.checksum,
+        "version": state.head.version,
+        "entries": found,
+        "entryChecksums": {k: state.checksums[k] for k in found},
+    }
+    return JSONResponse(body, headers={"ETag": f'"{state.head.checksum}"', **caps})
 
 
 def _history(

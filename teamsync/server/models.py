@@ -42,6 +42,23 @@ class HashesView(BaseModel):
     entryLastModified: dict[str, str]  # noqa: N815 - extension
 
 
+class EntriesRequest(BaseModel):
+    """``POST …/team_memory/entries`` body (extension ``entries``): the keys wanted."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    keys: list[str] = Field(max_length=5000)
+
+
+class EntriesView(BaseModel):
+    """The named keys that are live, with the store checksum they were read under."""
+
+    checksum: str
+    version: int
+    entries: dict[str, str]
+    entryChecksums: dict[str, str]  # noqa: N815
+
+
 class PutResult(BaseModel):
     checksum: str
     lastModified: str  # noqa: N815

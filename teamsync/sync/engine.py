@@ -87,6 +87,9 @@ def run_sync(
     applier = Applier(
         team, state, report, who=who, now=now, freshness_dir=freshness_dir, allowlist=allowlist
     )
+    keep = getattr(backend, "use_cache", None)
+    if keep is not None:  # REST: the listing and its ETag outlive the run (one 304 next time)
+        keep(state)
     run = _Run(applier, backend, mode, dry, progress, safety or Safety(), where)
     backoff = backoff or Backoff()
     rounds = 0
@@ -147,6 +150,8 @@ class _Run:
         if mode == "push":
             incoming = applier.hold_merges(incoming)
         texts = backend.fetch([s.key for s in incoming if s.action in (PULL, MERGE)])
+        refused: dict[str, str] = getattr(backend, "refused_on_fetch", {})
+        applier.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
         writes = applier.prepare_incoming(
             incoming,
             texts,

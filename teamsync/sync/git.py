@@ -22,6 +22,7 @@ All git processes go through :mod:`teamsync.sync.gitcmd`; commits are written by
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -36,8 +37,10 @@ from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot,
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted, sanitize_url
 from teamsync.sync.gittree import CommitBuilder
+from teamsync.sync.history import Action, Change
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
+from teamsync.sync.restore import RemoteVersion
 
 CACHE_LOCK_WAIT_S = 600.0
 """How long a sync waits for another one using the same git cache, telling the user."""
@@ -181,6 +184,34 @@ class GitBackend:
         self._sums.update({k: checksum(v) for k, v in changes.upserts.items()})
         return Applied(commit, {k: checksum(v) for k, v in changes.upserts.items()})
 
+    def log(self, key: str | None, limit: int) -> list[Change]:
+        """The newest ``limit`` file changes (of ``key``) on the sync branch, from its commits."""
+        head = self._git.fetch(self.branch, self._tracking)
+        if head is None:
+            return []
+        args = ["-c", "core.quotePath=false", "log", "--no-renames", "--name-status"]
+        args += ["--format=%x01%H%x09%ct%x09%an", f"-n{limit}", head, "--"]
+        out = self._git.run(*args, *([key] if key is not None else []))
+        return parse_log(out)[:limit]
+
+    def version_at(self, key: str, ref: str) -> RemoteVersion:
+        """``key`` as the sync branch's commit ``ref`` (a full or abbreviated sha) left it."""
+        head = self._git.fetch(self.branch, self._tracking)
+        if head is None or not re.fullmatch(r"[0-9a-f]{4,64}", ref):
+            raise BackendError(f"{ref!r} is not a commit of the sync branch; see `teamsync log`")
+        status, out, _ = self._git.try_run("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+        sha = out.decode().strip()
+        if status != 0 or not self._git.is_ancestor(sha, head):
+            raise BackendError(f"{ref!r} is not a commit of the sync branch; see `teamsync log`")
+        status, blob, _ = self._git.try_run("cat-file", "blob", f"{sha}:{key}")
+        if status != 0:
+            return RemoteVersion(key, sha, None, None)
+        try:
+            text = decode_memory(blob, key)
+        except MemoryFormatError as exc:
+            raise BackendError(f"team/{key} at {sha[:12]} is not a memory file: {exc}") from exc
+        return RemoteVersion(key, sha, text, checksum(text))
+
     def descends_from(self, version: str) -> bool | None:
         """Is ``version`` (a commit synced earlier) an ancestor of the fetched head?"""
         if self._head is None:
@@ -231,6 +262,23 @@ class GitBackend:
                     self._blobs[sha] = data
             self._git.remember_sums(fresh)
         return {s: known[s] for s in shas if s in known}
+
+
+def parse_log(out: bytes) -> list[Change]:
+    """``git log --name-status --format=%x01%H%x09%ct%x09%an`` -> rows, newest first."""
+    rows: list[Change] = []
+    for record in out.decode("utf-8", "replace").split("\x01")[1:]:
+        head, _, files = record.partition("\n")
+        sha, _, rest = head.partition("\t")
+        stamp, _, who = rest.partition("\t")
+        at = float(stamp) if stamp.isdigit() else 0.0
+        for line in files.splitlines():
+            status, _, path = line.partition("\t")
+            if not path or not status:
+                continue
+            action: Action = "delete" if status.startswith("D") else "upsert"
+            rows.append(Change(at=at, who=who, key=path, action=action, version=sha))
+    return rows
 
 
 def _trailers(modified: Mapping[str, float]) -> str:

@@ -30,10 +30,11 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx2
 
@@ -44,11 +45,18 @@ from teamsync.output import printable
 from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
+from teamsync.sync.history import Change
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 from teamsync.sync.rest_http import Http, error_details, error_message, load_token, repo_from_origin
-from teamsync.wire import PATH, normalize_repo
+from teamsync.sync.restore import RemoteVersion
+from teamsync.sync.state import RemoteListing
+from teamsync.wire import PATH, normalize_repo, store_checksum
 
+ENTRIES_EXT = "entries"
+"""The extension that serves named keys (``POST …/team_memory/entries``)."""
+FETCH_CHUNK = 500
+"""Keys asked for per ``entries`` request."""
 MAX_ENTRIES = DEFAULT_MAX_ENTRIES
 """Default cap on entries taken from a server that does not advertise its own."""
 CEILING_ENTRIES = 1_000_000
@@ -57,6 +65,14 @@ CEILING_BODY_BYTES = 64 * 1024 * 1024
 HISTORY_PAGE = 1_000
 MAX_HISTORY_PAGES = 1_000
 """At most a million history rows are read to recover lost bases."""
+
+
+class ListingCache(Protocol):
+    """Where the listing outlives the process (:class:`~teamsync.sync.state.BaseStore`)."""
+
+    def listing(self) -> RemoteListing | None: ...
+
+    def save_listing(self, listing: RemoteListing | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -114,33 +130,202 @@ class RestBackend:
         self.extensions: frozenset[str] | None = None
         self.limits: Limits | None = None
         self.server_max_entries: int | None = None
-        self._etag: str | None = None
+        self._listing: RemoteListing | None = None
+        self._cache: ListingCache | None = None
         self._snap: Snapshot | None = None
         self._texts: dict[str, str] = {}
+        self.refused_on_fetch: dict[str, str] = {}
+        """key -> why, for listed entries whose content :meth:`fetch` refused."""
         self.not_found: tuple[Mapping[str, str], bytes] | None = None
 
     # -- reading ----------------------------------------------------------------------
+    def use_cache(self, cache: ListingCache) -> None:
+        """Keep the listing (ETag, per-key hashes) across runs in ``cache`` (the base store).
+
+        The engine calls this before the first snapshot; without it the backend
+        still sends ``If-None-Match`` within one run.
+        """
+        self._cache = cache
+        listing = cache.listing()
+        if listing is not None and self._snap is None:
+            self._listing = listing
+            if self.extensions is None:
+                self.extensions = listing.extensions
+
     def snapshot(self) -> Snapshot:
-        headers = {"If-None-Match": self._etag} if self._etag and self._snap else {}
-        status, head, body = self.http.send(
-            "GET", PATH, params={"repo": self.repo}, headers=headers
-        )
+        """One conditional GET: a 304 rebuilds the snapshot from the kept listing.
+
+        Once a listing is kept and the server advertised the ``entries``
+        extension, the GET asks for ``view=hashes`` only and
+        :meth:`fetch` asks for the changed keys by name; the first read, and
+        every read from a plain server, is the full view.
+        """
+        listing = self._listing
+        headers = {"If-None-Match": listing.etag} if listing is not None else {}
+        # With nothing listed yet (a first pull) the full view is one request and cheapest.
+        # A server that never advertised ``entries`` (a plain one) gets the full view.
+        hashes_first = listing is not None and ENTRIES_EXT in (self.extensions or ())
+        params = {"repo": self.repo, **({"view": "hashes"} if hashes_first else {})}
+        status, head, body = self.http.send("GET", PATH, params=params, headers=headers)
         self._note_extensions(head)
-        if status == 304 and self._snap is not None:
+        self._texts, self.refused_on_fetch = {}, {}
+        if status == 304 and listing is not None:
+            self._snap = Snapshot(
+                version=listing.version,
+                checksums=dict(listing.checksums),
+                changed_at=dict(listing.changed_at),
+                rejected=dict(listing.rejected),
+                serial=listing.serial,
+            )
             return self._snap
         if status == 404:
             self.not_found = (head, body)  # `init` checks it came from a team-memory server
-            self._etag, self._texts = None, {}
             self._snap = Snapshot(version=None, checksums={})
+            self._save_listing(None, None)
             return self._snap
         if status != 200:
             raise self._unexpected(status, body, "pull")
-        snap, texts = self._parse_full(body, head)
-        self._etag, self._snap, self._texts = snap.version, snap, texts
+        data = _json(body, self.http.where)
+        if hashes_first and not isinstance(data.get("content"), dict):
+            snap = self._parse_hashes(data, head)
+        else:  # the full view (asked for, or a server that ignores ``view``)
+            snap, self._texts = self._parse_full(data, head)
+        self._snap = snap
+        self._save_listing(snap.version, snap)
         return snap
 
     def fetch(self, keys: Sequence[str]) -> Mapping[str, str]:
+        """Texts of ``keys`` exactly as the snapshot listed them (others are omitted).
+
+        Keys not already held come from the ``entries`` extension (by name, in
+        chunks) or, on a plain server, from one full GET. Every entry is
+        validated as the full GET's are; a refused one lands in
+        :attr:`refused_on_fetch` and in the kept listing.
+        """
+        snap, self.refused_on_fetch = self._snap, {}
+        wanted = [k for k in keys if k not in self._texts]
+        if wanted and snap is not None and snap.version is not None:
+            known = self.extensions is not None
+            if ENTRIES_EXT in self._extensions():
+                self._fetch_named(wanted, snap)
+            else:
+                self._fetch_full(wanted, snap)
+            if self.refused_on_fetch or not known:
+                self._save_listing(snap.version, snap)
         return {k: self._texts[k] for k in keys if k in self._texts}
+
+    def _fetch_named(self, keys: Sequence[str], snap: Snapshot) -> None:
+        for start in range(0, len(keys), FETCH_CHUNK):
+            chunk = keys[start : start + FETCH_CHUNK]
+            raw = json.dumps({"keys": list(chunk)}, ensure_ascii=False).encode("utf-8")
+            status, _, body = self.http.send(
+                "POST", PATH + "/entries", params={"repo": self.repo}, content=raw
+            )
+            if status == 404:
+                return  # the store went away meanwhile: the next run sees it
+            if status != 200:
+                raise self._unexpected(status, body, "fetching memories")
+            data = _json(body, self.http.where)
+            entries = data.get("entries")
+            if not isinstance(entries, dict):
+                raise BackendError(f"{self.http.where} answered without entries; refused")
+            moved = data.get("checksum") != snap.version
+            self._take(chunk, entries, snap, moved)
+
+    def _fetch_full(self, keys: Sequence[str], snap: Snapshot) -> None:
+        status, head, body = self.http.send("GET", PATH, params={"repo": self.repo})
+        if status == 404:
+            return
+        if status != 200:
+            raise self._unexpected(status, body, "pull")
+        full, texts = self._parse_full(_json(body, self.http.where), head)
+        moved = full.version != snap.version
+        for key in keys:
+            if key in full.rejected and not moved:
+                self.refused_on_fetch[key] = full.rejected[key]
+        self._take(keys, {k: texts[k] for k in keys if k in texts}, snap, moved)
+
+    def _take(
+        self, keys: Sequence[str], entries: Mapping[Any, Any], snap: Snapshot, moved: bool
+    ) -> None:
+        """Keep each entry that passes the full GET's checks and is the version planned on."""
+        for key in keys:
+            text = entries.get(key)
+            if text is None:
+                continue
+            planned = snap.checksums.get(key)
+            if not isinstance(text, str):
+                problem: str | None = "content is not text"
+            else:
+                problem = _entry_problem(key, text, None)
+            if problem is None and isinstance(text, str) and checksum(text) == planned:
+                self._texts[key] = text
+            elif not moved:  # the same store version: the server sent what it did not list
+                why = problem or "content does not match the checksum the server listed for it"
+                self.refused_on_fetch[key] = why
+
+    def _parse_hashes(self, data: Mapping[str, Any], head: Mapping[str, str]) -> Snapshot:
+        """``view=hashes``: keys are checked now (names, clashes, cap); contents at fetch."""
+        sums = data.get("entryChecksums")
+        if not isinstance(sums, dict):
+            raise BackendError(f"{self.http.where} answered without entryChecksums; refused")
+        version = data.get("checksum") or head.get("etag", "").strip('"') or None
+        if not isinstance(version, str):
+            raise BackendError(f"{self.http.where} answered a non-string checksum; refused")
+        cap = self.max_entries
+        if cap is None:
+            cap = self._limits().max_entries if len(sums) > MAX_ENTRIES else MAX_ENTRIES
+        listed: dict[str, str] = {}
+        rejected: dict[str, str] = {}
+        for n, key in enumerate(sorted(k for k in sums if isinstance(k, str))):
+            value = sums[key]
+            problem = file_problem(key)
+            if n >= cap:
+                rejected[key] = f"over the client's limit of {cap} entries per repository"
+            elif not isinstance(value, str) or not value.startswith("sha256:"):
+                rejected[key] = "the server listed no usable checksum for it"
+            elif problem is not None:
+                rejected[key] = problem
+            else:
+                listed[key] = value
+        for key, reason in key_clashes(listed).items():
+            rejected[key] = reason
+            listed.pop(key, None)
+        stamps = data.get("entryLastModified")
+        changed = _times(stamps, listed) if isinstance(stamps, dict) else {}
+        return Snapshot(
+            version=version,
+            checksums=listed,
+            changed_at=changed,
+            rejected=rejected,
+            serial=_serial(data),
+        )
+
+    def _save_listing(self, etag: str | None, snap: Snapshot | None) -> None:
+        """Keep (or forget) what the server said under ``etag``, for the next run's 304."""
+        if snap is not None and self.refused_on_fetch:
+            sums = {k: v for k, v in snap.checksums.items() if k not in self.refused_on_fetch}
+            snap = Snapshot(
+                version=snap.version,
+                checksums=sums,
+                changed_at=snap.changed_at,
+                rejected={**snap.rejected, **self.refused_on_fetch},
+                serial=snap.serial,
+            )
+        listing = None
+        if etag and snap is not None:
+            listing = RemoteListing(
+                etag=etag,
+                version=snap.version,
+                serial=snap.serial,
+                checksums=snap.checksums,
+                changed_at=snap.changed_at,
+                rejected=snap.rejected,
+                extensions=self.extensions,
+            )
+        self._listing = listing
+        if self._cache is not None:
+            self._cache.save_listing(listing)
 
     def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
         """key -> checksums the server's history view lists for it (the ``history`` extension).
@@ -172,8 +357,45 @@ class RestBackend:
             after = nxt
         return seen
 
-    def _parse_full(self, body: bytes, head: Mapping[str, str]) -> tuple[Snapshot, dict[str, str]]:
-        data = _json(body, self.http.where)
+    def log(self, key: str | None, limit: int) -> list[Change]:
+        """The newest ``limit`` changes (of ``key``) from the server's history view."""
+        if "history" not in self._extensions():
+            raise BackendError(
+                f"{self.http.where} keeps no history (the `history` teamsync extension): "
+                "`teamsync log` needs a teamsync server"
+            )
+        rows: list[Change] = []
+        after = 0
+        for _ in range(MAX_HISTORY_PAGES):
+            params = {"repo": self.repo, "after": str(after), "limit": str(HISTORY_PAGE)}
+            status, _, body = self.http.send("GET", PATH + "/history", params=params)
+            if status != 200:
+                raise self._unexpected(status, body, "reading the history")
+            data = _json(body, self.http.where)
+            items = data.get("items")
+            for item in items if isinstance(items, list) else []:
+                row = _history_row(item)
+                if row is not None and (key is None or row.key == key):
+                    rows.append(row)
+            rows = rows[-limit:]
+            nxt = data.get("next_after")
+            if not isinstance(nxt, int) or isinstance(nxt, bool) or nxt <= after:
+                break
+            after = nxt
+        return rows[::-1]
+
+    def version_at(self, key: str, ref: str) -> RemoteVersion:
+        """``key`` at the server's history row ``ref`` (its checksum: the server keeps no text)."""
+        if not ref.isdigit():
+            raise BackendError(f"{ref!r} is not a history id of the server; see `teamsync log`")
+        for row in self.log(key, MAX_HISTORY_PAGES * HISTORY_PAGE):
+            if row.version == ref:
+                return RemoteVersion(key, ref, None, row.checksum, row.at)
+        raise BackendError(f"the server's history has no change {ref} of {key}; see `teamsync log`")
+
+    def _parse_full(
+        self, data: Mapping[str, Any], head: Mapping[str, str]
+    ) -> tuple[Snapshot, dict[str, str]]:
         content = data.get("content")
         entries = content.get("entries") if isinstance(content, dict) else None
         if not isinstance(entries, dict):
@@ -224,26 +446,49 @@ class RestBackend:
             version, serial = result
             puts += 1
             done.update({k: checksum(v) for k, v in batch.get("entries", {}).items()})
-        self._snap = None
+        prev, self._snap = self._snap, None
         if puts:
-            self._verify(done, deletes, before, puts)
+            expected = _expected_after(prev, done, deletes)
+            verified = self._verify(done, deletes, before, puts, version, expected)
+            if verified and expected is not None:
+                stamps = {**prev.changed_at} if prev is not None else {}
+                stamps.update(dict.fromkeys(done, time.time()))
+                after = Snapshot(version, expected, stamps, {}, serial)
+                self._save_listing(version, after)
+            else:
+                self._save_listing(None, None)  # the next run reads the listing afresh
         if skipped or plan.too_big:
             raise BackendError(_not_sent(len(done), self.http.where, skipped, plan.too_big))
         return Applied(version=version, checksums=done, serial=serial)
 
     def _verify(
-        self, stored: Mapping[str, str], deletes: Sequence[str], before: int | None, puts: int
-    ) -> None:
+        self,
+        stored: Mapping[str, str],
+        deletes: Sequence[str],
+        before: int | None,
+        puts: int,
+        version: str | None,
+        expected: Mapping[str, str] | None,
+    ) -> bool:
         """Read the hashes back: a push the server answered 200 to must show in its GET.
 
-        A key that reads differently is a teammate's newer write only if the
-        server's version counter moved past our own writes; otherwise the server
-        did not store what it acknowledged, and the run fails with the base not
-        advanced, so the local copies stay local changes (never overwritten).
+        When the new store checksum is exactly the one the pushed listing
+        gives (:func:`~teamsync.wire.store_checksum`), the read-back is
+        conditional and a 304 proves it in one small request; True then (the
+        kept listing is exact). A key that reads differently is a teammate's
+        newer write only if the server's version counter moved past our own
+        writes; otherwise the server did not store what it acknowledged, and
+        the run fails with the base not advanced, so the local copies stay
+        local changes (never overwritten).
         """
+        exact = expected is not None and version is not None
+        exact = exact and store_checksum(expected or {}) == version
+        headers = {"If-None-Match": version} if exact and version else {}
         status, head, body = self.http.send(
-            "GET", PATH, params={"repo": self.repo, "view": "hashes"}
+            "GET", PATH, params={"repo": self.repo, "view": "hashes"}, headers=headers
         )
+        if status == 304 and exact:
+            return True
         sums: Mapping[str, Any] = {}
         serial = None
         if status == 200:
@@ -256,9 +501,9 @@ class RestBackend:
         missing = [k for k, c in stored.items() if sums.get(k) != c]
         missing += [k for k in deletes if k in sums]
         if not missing:
-            return
+            return False
         if serial is not None and before is not None and serial > before + puts:
-            return  # others wrote since: the next round reconciles those keys
+            return False  # others wrote since: the next round reconciles those keys
         shown = ", ".join(printable(k) for k in sorted(missing)[:10])
         raise BackendError(
             f"{self.http.where} acknowledged the push but does not hold it: {len(missing)} "
@@ -360,6 +605,47 @@ class RestBackend:
 
     def close(self) -> None:
         self.http.close()
+
+
+def _expected_after(
+    prev: Snapshot | None, done: Mapping[str, str], deletes: Sequence[str]
+) -> dict[str, str] | None:
+    """The store's listing after a push that ran under store preconditions, when exact.
+
+    Every PUT carries ``If-Match`` (or ``If-None-Match: *``), so a 200 means the
+    store was exactly the planned listing plus our batches. Refused entries
+    live on the server too, unlisted here: then the listing is not known.
+    """
+    if prev is None or prev.rejected:
+        return None
+    sums = {**prev.checksums, **done}
+    for key in deletes:
+        sums.pop(key, None)
+    return sums
+
+
+def _history_row(item: object) -> Change | None:
+    """One ``/history`` item, or None when any field is not what the extension says."""
+    if not isinstance(item, dict):
+        return None
+    key, who, at, ident = item.get("key"), item.get("who"), item.get("at"), item.get("id")
+    action, check = item.get("action"), item.get("checksum")
+    if not (isinstance(key, str) and isinstance(at, str) and action in ("upsert", "delete")):
+        return None
+    if not isinstance(ident, int) or isinstance(ident, bool):
+        return None
+    try:
+        when = datetime.fromisoformat(at).timestamp()
+    except ValueError:
+        return None
+    return Change(
+        at=when,
+        who=who if isinstance(who, str) else "?",
+        key=key,
+        action="upsert" if action == "upsert" else "delete",
+        version=str(ident),
+        checksum=check if isinstance(check, str) else None,
+    )
 
 
 def _serial(data: Mapping[str, Any]) -> int | None:

@@ -76,7 +76,81 @@ def restore(
     if current is not None:
         state.keep_past(key, checksum(current), current, "replaced by restore")
     safe_write(team, key, version.content)
+    _keep_as_change(state, key)
     return Restored(key, version, replaced=current is not None)
 
 
-__all__ = ["Restored", "pick", "restore"]
+@dataclass(frozen=True)
+class RemoteVersion:
+    """What a backend knows of ``key`` at a remote version (``restore --at``)."""
+
+    key: str
+    ref: str
+    """The commit sha or the server's history id it was asked for."""
+    content: str | None
+    """The text (git); None when the remote keeps only its checksum (REST history)."""
+    checksum: str | None
+    at: float = 0.0
+
+
+def restore_remote(
+    team: SafeDir, state: BaseStore, found: RemoteVersion, *, force: bool = False
+) -> tuple[str, bool, bool]:
+    """Write ``found`` back into ``team/``: ``(text, replaced, unchanged)``.
+
+    REST history keeps checksums only: the text then comes from this machine's
+    base or past versions with that checksum, else the run fails naming why.
+    """
+    key = found.key
+    validate_key(key)
+    text = found.content
+    if text is None and found.checksum is not None:
+        held = state.content(key)
+        if held is not None and checksum(held) == found.checksum:
+            text = held
+        for v in state.past(key):
+            if text is None and v.checksum == found.checksum:
+                text = v.content
+    if text is None:
+        raise RestoreError(
+            f"version {printable(found.ref)} of team/{printable(key)} "
+            + (
+                "was a delete: there is no content to bring back"
+                if found.checksum is None
+                else "is known to the server only by its checksum, and this machine keeps "
+                "no copy of it; `teamsync restore --list` shows the versions kept here"
+            )
+        )
+    try:
+        current: str | None = read_memory(team, key)
+    except FileNotFoundError:
+        current = None
+    if current == text:
+        return text, False, True
+    if current is not None and not force:
+        raise RestoreError(
+            f"team/{printable(key)} exists and differs from version {printable(found.ref)}; "
+            "rerun with --force to replace it (its current content is kept and can be "
+            "restored in turn)"
+        )
+    if current is not None:
+        state.keep_past(key, checksum(current), current, "replaced by restore")
+    safe_write(team, key, text)
+    _keep_as_change(state, key)
+    return text, current is not None, False
+
+
+def _keep_as_change(state: BaseStore, key: str) -> None:
+    """Make a restored key with no base a local edit, so the next sync pushes it.
+
+    Without a base, the next sync would recover one from the remote's history
+    (:mod:`teamsync.sync.recover`): the restored content *is* a version the
+    remote once held, so the remote's delete would be applied again and the
+    restore undone. The empty text as base makes it "edited here": a push when
+    the remote deleted it, a merge when the remote holds another version.
+    """
+    if state.content(key) is None:
+        state.advance({key: (checksum(""), "")})
+
+
+__all__ = ["RemoteVersion", "Restored", "pick", "restore", "restore_remote"]

@@ -14,6 +14,13 @@ history is recognised instead of read as a change; and it keeps every content
 a sync replaced or removed (the ``past`` table, :data:`KEEP_VERSIONS` per key),
 so ``teamsync restore`` can bring a deleted or overwritten memory back.
 
+For the REST backend it caches the remote's last listing
+(:class:`RemoteListing`: the store's ETag, per-key hashes and change times,
+refused keys, the advertised extensions), so the next run, in another
+process, sends ``If-None-Match`` and a no-change sync costs one 304. The
+listing is only ever what the server last said under that ETag; the base,
+not the listing, decides what is a change.
+
 The store also caches ``(size, mtime_ns, inode) -> checksum`` for local files,
 so a no-op sync does not re-read unchanged files. An entry whose mtime is not
 safely older than the moment it was recorded is not trusted (git's "racily
@@ -44,6 +51,9 @@ CREATE TABLE IF NOT EXISTS past (
     content TEXT NOT NULL, at REAL NOT NULL, why TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS past_key ON past (key, id);
+CREATE TABLE IF NOT EXISTS listing (
+    key TEXT PRIMARY KEY, checksum TEXT NOT NULL, changed_at REAL, rejected TEXT
+);
 CREATE TABLE IF NOT EXISTS stat (
     key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ino INTEGER NOT NULL, checksum TEXT NOT NULL, seen_ns INTEGER NOT NULL
@@ -77,6 +87,20 @@ class RemoteMark:
     """Snapshot version (REST store checksum, git commit); None: nothing there yet."""
     serial: int | None = None
     """The server's monotonic version counter, when it sends one."""
+
+
+@dataclass(frozen=True)
+class RemoteListing:
+    """The remote's last answer under ``etag`` (REST): enough to rebuild its snapshot on a 304."""
+
+    etag: str
+    version: str | None
+    serial: int | None
+    checksums: Mapping[str, str]
+    changed_at: Mapping[str, float]
+    rejected: Mapping[str, str]
+    """key -> why it was refused (listed keys only; content refusals are found at fetch)."""
+    extensions: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +232,59 @@ class BaseStore:
         with self.transaction():
             self._set_meta("remote_version", mark.version or "")
             self._set_meta("remote_serial", "" if mark.serial is None else str(mark.serial))
+
+    # -- the remote's last listing (REST conditional reads) ------------------------
+    def listing(self) -> RemoteListing | None:
+        """The cached listing, or None (never cached, or cleared)."""
+        rows = dict(
+            self._db.execute(
+                "SELECT name, value FROM meta WHERE name IN "
+                "('listing_etag', 'listing_version', 'listing_serial', 'listing_exts')"
+            )
+        )
+        etag = rows.get("listing_etag") or ""
+        if not etag:
+            return None
+        sums: dict[str, str] = {}
+        times: dict[str, float] = {}
+        refused: dict[str, str] = {}
+        for key, check, at, why in self._db.execute(
+            "SELECT key, checksum, changed_at, rejected FROM listing"
+        ):
+            if why is not None:
+                refused[key] = str(why)
+                continue
+            sums[key] = str(check)
+            if at is not None:
+                times[key] = float(at)
+        serial = rows.get("listing_serial") or ""
+        exts = rows.get("listing_exts")
+        return RemoteListing(
+            etag=etag,
+            version=rows.get("listing_version") or None,
+            serial=int(serial) if serial.isdigit() else None,
+            checksums=sums,
+            changed_at=times,
+            rejected=refused,
+            extensions=None if exts is None else frozenset(x for x in exts.split(",") if x),
+        )
+
+    def save_listing(self, listing: RemoteListing | None) -> None:
+        """Replace the cached listing in one transaction (None: forget it)."""
+        with self.transaction():
+            self._db.execute("DELETE FROM listing")
+            self._db.execute("DELETE FROM meta WHERE name LIKE 'listing_%'")
+            if listing is None:
+                return
+            rows: list[tuple[str, str, float | None, str | None]]
+            rows = [(k, c, listing.changed_at.get(k), None) for k, c in listing.checksums.items()]
+            rows += [(k, "", None, why) for k, why in listing.rejected.items()]
+            self._db.executemany("INSERT OR REPLACE INTO listing VALUES (?, ?, ?, ?)", rows)
+            self._set_meta("listing_etag", listing.etag)
+            self._set_meta("listing_version", listing.version or "")
+            self._set_meta("listing_serial", "" if listing.serial is None else str(listing.serial))
+            if listing.extensions is not None:
+                self._set_meta("listing_exts", ",".join(sorted(listing.extensions)))
 
     # -- stat cache -----------------------------------------------------------
     def _load_stats(self) -> dict[str, tuple[FileStat, str, int]]:

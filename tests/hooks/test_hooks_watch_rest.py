@@ -143,3 +143,30 @@ def test_watch_against_a_loopback_server(server: Server, tmp_path: Path) -> None
         proc.kill()
     assert "fourth.md" in server.keys()  # the final flush
     assert "stopped" in proc.output()
+
+
+def test_an_idle_watcher_costs_one_304_per_period(server: Server, tmp_path: Path) -> None:
+    """Issue 15 §5: the periodic pull is conditional; the ETag outlives each pull."""
+    env = {**os.environ, "TEAMSYNC_TOKEN": server.token}
+    memdir = tmp_path / "mem"
+    init = run_teamsync(
+        ["--dir", str(memdir), "init", "--rest", server.url, "--repo", REPO], cwd=tmp_path, env=env
+    )
+    assert init.returncode == 0, init.stderr
+    server.request("PUT", {"entries": {f"m{i}.md": memory_text(f"m{i}") for i in range(30)}})
+    args = [teamsync_bin(), "--dir", str(memdir), "watch", "--debounce", "0.5"]
+    args += ["--pull-interval", "1"]
+    proc = WatchProcess.start(args, cwd=tmp_path, log=tmp_path / "watch.log", env=env)
+    try:
+        proc.wait_output("watching", 20)
+        assert wait_for(lambda: (memdir / "team" / "m29.md").is_file(), 20), proc.output()
+        time.sleep(2)
+        seen = len(server.log.read_text(encoding="utf-8").splitlines())
+        time.sleep(6)
+        lines = server.log.read_text(encoding="utf-8").splitlines()[seen:]
+    finally:
+        proc.kill()
+    calls = [line for line in lines if "/api/claude_code/team_memory" in line]
+    assert len(calls) >= 3, lines  # about one per second
+    not_304 = [c for c in calls if '"GET /api/claude_code/team_memory?' not in c or " 304" not in c]
+    assert not not_304, not_304

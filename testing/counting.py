@@ -1,0 +1,77 @@
+"""A pure ASGI wrapper that counts what a server sends: requests, and bytes down.
+
+Bytes down are counted as the client receives them over HTTP/1.1: the status
+line and headers (as uvicorn frames them, approximated by ``name: value\\r\\n``)
+plus every body chunk. Each request is logged as ``(method, path?query,
+status, bytes)`` so tests and ``bench/sync.py`` can see exactly what ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+KEEP_BODY = 4 * 1024 * 1024
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[
+    [Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+    Awaitable[None],
+]
+
+
+@dataclass
+class Counted:
+    method: str
+    target: str
+    status: int = 0
+    down: int = 0
+    body: bytes = b""
+    """The response body (the first :data:`KEEP_BODY` bytes)."""
+
+
+@dataclass
+class Counter:
+    """Wrap an ASGI app; :attr:`log` holds one :class:`Counted` per HTTP request."""
+
+    app: ASGIApp
+    log: list[Counted] = field(default_factory=list)
+
+    async def __call__(
+        self,
+        scope: Scope,
+        receive: Callable[[], Awaitable[Message]],
+        send: Callable[[Message], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        query = scope.get("query_string", b"").decode("latin-1")
+        row = Counted(scope["method"], scope["path"] + (f"?{query}" if query else ""))
+        self.log.append(row)
+
+        async def counting(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                row.status = int(message["status"])
+                row.down += len(f"HTTP/1.1 {row.status} X\r\n") + 2
+                row.down += sum(len(k) + len(v) + 4 for k, v in message.get("headers", []))
+            elif message["type"] == "http.response.body":
+                chunk = message.get("body", b"")
+                row.down += len(chunk)
+                if len(row.body) < KEEP_BODY:
+                    row.body += chunk[: KEEP_BODY - len(row.body)]
+            await send(message)
+
+        await self.app(scope, receive, counting)
+
+    def reset(self) -> None:
+        self.log.clear()
+
+    @property
+    def requests(self) -> int:
+        return len(self.log)
+
+    @property
+    def down(self) -> int:
+        return sum(r.down for r in self.log)
