@@ -14,6 +14,7 @@ from typing import Any
 from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.memdir.paths import working_memory_dir
+from teamsync.output import Output, printable
 from teamsync.security.keys import key_problem
 from teamsync.sync.config import load_config
 from teamsync.sync.history import DEFAULT_LIMIT, Change
