@@ -8,12 +8,12 @@ silently and that every replica equals the remote. A failing seed is shrunk
 (delta debugging over the recorded operations) and its short reproduction is
 printed and written to ``bench/out/sync_fuzz.json``.
 
-``--case-renames`` adds case-only renames (issue 18 §1, fixed on another
-branch): without that fix they make the colliding keys refused on both
-backends, and this run reports what they still break.
+Case-only and NFKC-only renames (issue 18 §1: ``Deploy.md`` ↔ ``deploy.md``,
+``ﬁle.md`` ↔ ``file.md``), including ones that race a teammate's edit, are on
+by default; ``--no-case-renames`` leaves them out.
 
 Usage: ``python bench/sync_fuzz.py [--seeds 10] [--steps 300] [--mates 3]
-[--backends git,rest] [--case-renames] [--no-shrink]``
+[--backends git,rest] [--no-case-renames] [--no-shrink]``
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--mates", type=int, default=3, choices=(3, 4))
     parser.add_argument("--backends", default="git,rest")
-    parser.add_argument("--case-renames", action="store_true")
+    parser.add_argument("--no-case-renames", dest="case_renames", action="store_false")
     parser.add_argument("--no-shrink", action="store_true")
     args = parser.parse_args()
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
@@ -111,9 +111,9 @@ def main() -> int:
         },
         "failures": failures,
     }
-    name = "sync_fuzz_case.json" if args.case_renames else "sync_fuzz.json"
+    name = "sync_fuzz.json" if args.case_renames else "sync_fuzz_no_case.json"
     (out / name).write_text(json.dumps(report, indent=2, default=list) + "\n", encoding="utf-8")
-    return 1 if failures and not args.case_renames else 0
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

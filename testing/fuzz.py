@@ -16,10 +16,10 @@ at (an edit, a rewrite, a delete). After everyone syncs a few rounds:
   ``push`` holding back a file the remote changed too, for ``sync`` to merge,
   is by design and counted apart).
 
-Case-only renames (``case_renames=True``) are issue 18 §1, fixed on another
-branch; until it lands they make both backends refuse the colliding keys, so
-the suite leaves them out and ``bench/sync_fuzz.py --case-renames`` reports
-what they still break.
+Case-only and NFKC-only renames (``case_renames=True``, the default) cover
+issue 18 §1, including a rename racing a teammate's edit of the old name
+(:mod:`teamsync.sync.renames`); ``bench/sync_fuzz.py --no-case-renames``
+leaves them out.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from teamsync.errors import TeamsyncError
+from teamsync.security.keys import fold_key
 from teamsync.server.storage import Storage, open_storage
 from teamsync.sync.engine import SyncReport
 from testing.gitrepos import Member, bump_mtime, make_team, remote_files
@@ -51,7 +52,10 @@ KEYS = (
     "notes/db.md",
     "a/b/c/d/e/f/deep.md",
     "x.md",
+    "\ufb01le.md",
 )
+CASE_PAIRS = (("Deploy.md", "deploy.md"), ("\ufb01le.md", "file.md"))
+"""Case-only and NFKC-only renames (``ﬁle.md`` and ``file.md`` fold alike)."""
 INDEX = "MEMORY.md"
 PUSH_HOLDS = "changed on the remote too: run `teamsync sync` to merge"
 _TOKEN = re.compile(r"\bt\d+\b")
@@ -159,14 +163,14 @@ class World:
     def op_create(self, m: int, k: int, crlf: bool) -> None:
         key = KEYS[k % len(KEYS)]
         files = self._files(m)
-        if key in files or any(f.lower() == key.lower() for f in files):
+        if key in files or any(fold_key(f) == fold_key(key) for f in files):
             return
         head = f"---\r\nname: {key}\r\n---\r\n" if crlf else f"---\nname: {key}\n---\n"
         self._put(m, key, head.encode() + self._line(crlf))
 
     def op_empty(self, m: int, k: int) -> None:
         key = KEYS[k % len(KEYS)]
-        if not any(f.lower() == key.lower() for f in self._files(m)):
+        if not any(fold_key(f) == fold_key(key) for f in self._files(m)):
             self._put(m, key, b"")
 
     def op_append(self, m: int, pick: int) -> None:
@@ -208,15 +212,16 @@ class World:
     def op_rename(self, m: int, pick: int, k: int) -> None:
         key, new = self._pick(m, pick), KEYS[k % len(KEYS)]
         files = self._files(m)
-        if key is None or any(f.lower() == new.lower() for f in files):
+        if key is None or any(fold_key(f) == fold_key(new) for f in files):
             return
         data = files[key]
         (self.mates[m].team / key).unlink()
         self._put(m, new, data)
 
-    def op_case_rename(self, m: int) -> None:
+    def op_case_rename(self, m: int, which: int = 0) -> None:
         files = self._files(m)
-        for old, new in (("Deploy.md", "deploy.md"), ("deploy.md", "Deploy.md")):
+        a, b = CASE_PAIRS[which % len(CASE_PAIRS)]
+        for old, new in ((a, b), (b, a)):
             if old in files:
                 (self.mates[m].team / old).unlink()
                 self._put(m, new, files[old])
@@ -315,7 +320,7 @@ def random_op(rng: random.Random, mates: int, *, case_renames: bool = True) -> O
     if choice == "rename":
         return ("rename", m, pick, rng.randrange(len(KEYS)))
     if choice == "case_rename":
-        return ("case_rename", m)
+        return ("case_rename", m, rng.randrange(len(CASE_PAIRS)))
     if choice == "sync":
         return ("sync", m, rng.choice(["sync", "sync", "sync", "pull", "push"]))
     return ("together", tuple(rng.sample(range(mates), rng.randint(2, mates))))

@@ -111,8 +111,8 @@ def test_case_insensitive_dir_really_folds(tmp_path: Path) -> None:
     assert team.delete("DEPLOY.md") and list(tmp_path.iterdir()) == []
 
 
-def test_edit_against_a_teammates_case_rename_is_held_and_kept(team: list[Member]) -> None:
-    """Bob edits Deploy.md while Alice renames it: nothing is lost, Bob is told what to do."""
+def test_edit_against_a_teammates_case_rename_follows_the_rename(team: list[Member]) -> None:
+    """Bob edits Deploy.md after Alice pushed its rename: his edit moves to deploy.md."""
     alice, bob = team
     _share(team, "Deploy.md", DEPLOY)
     _rename(alice, "Deploy.md", "deploy.md")
@@ -120,21 +120,61 @@ def test_edit_against_a_teammates_case_rename_is_held_and_kept(team: list[Member
     edited = DEPLOY + "Bob: and on Thursdays.\n"
     bob.write("Deploy.md", edited)
     report = bob.sync()
-    assert report.exit_code() == 1
-    reasons = {r.key: r.reason for r in report.rejected + report.held_back}
-    assert "Deploy.md" in reasons and "deploy.md" in reasons["Deploy.md"]
-    assert "deploy.md" in reasons and "Deploy.md" in reasons["deploy.md"]
-    assert bob.files() == {"Deploy.md": edited}  # his edit is still there
-    assert alice.files() == {"deploy.md": DEPLOY}  # the team's copy is untouched
-    # the way out: move the edit to the new name; it meets the team's version as a
-    # create/create, so the team's text takes the name and Bob's is kept as a copy
-    _rename(bob, "Deploy.md", "deploy.md")
+    assert report.exit_code() == 0, report.rejected + report.held_back
+    assert report.renamed == ["Deploy.md -> deploy.md"] and report.pushed == ["deploy.md"]
+    assert bob.files() == {"deploy.md": edited}
+    assert alice.sync().written == ["deploy.md"]
+    assert alice.files() == bob.files()
+
+
+def test_edits_on_both_sides_of_a_case_rename_merge(team: list[Member]) -> None:
+    alice, bob = team
+    text = memory("Deploy", "one\ntwo\nthree\nfour\nfive\n")
+    _share(team, "Deploy.md", text)
+    _rename(alice, "Deploy.md", "deploy.md")
+    alice.write("deploy.md", text.replace("one", "ONE by alice"))
+    assert alice.sync().exit_code() == 0
+    bob.write("Deploy.md", text.replace("five", "FIVE by bob"))
     report = bob.sync()
-    [conflict] = report.conflicts
-    assert conflict.key == "deploy.md" and conflict.copy is not None
-    assert bob.read("deploy.md") == DEPLOY and bob.read(conflict.copy) == edited
-    assert bob.sync().exit_code() == 0 and alice.sync().exit_code() == 0
-    assert alice.files() == bob.files() == {"deploy.md": DEPLOY, conflict.copy: edited}
+    assert report.exit_code() == 0 and report.merged == ["deploy.md"]
+    assert alice.sync().exit_code() == 0
+    both = text.replace("one", "ONE by alice").replace("five", "FIVE by bob")
+    assert alice.files() == bob.files() == {"deploy.md": both}
+
+
+def test_case_rename_against_a_teammates_edit_keeps_both(team: list[Member]) -> None:
+    """The fuzzer's shrunk case (issue 18): Bob's edit of Deploy.md lands first, Alice's
+    rename second. Before: Alice got Deploy.md back beside deploy.md, refused forever."""
+    alice, bob = team
+    _share(team, "Deploy.md", DEPLOY)
+    edited = DEPLOY + "Bob: and on Thursdays.\n"
+    bob.write("Deploy.md", edited)
+    assert bob.sync().pushed == ["Deploy.md"]
+    _rename(alice, "Deploy.md", "deploy.md")
+    report = alice.sync()
+    assert report.exit_code() == 0, report.rejected + report.held_back
+    assert alice.files() == {"deploy.md": edited}  # the rename and the edit, together
+    assert bob.sync().exit_code() == 0
+    assert alice.files() == bob.files() == {"deploy.md": edited}
+
+
+@pytest.mark.parametrize("kind", ["git", "rest"])
+def test_fuzzer_shrunk_case_rename_race_converges(kind: str, tmp_path: Path) -> None:
+    """h18's 5-operation reproduction, replayed through the fuzzer's own oracle."""
+    from testing.fuzz import replay, rest_host
+
+    ops = [
+        ("create", 0, 1, False),
+        ("sync", 0, "push"),
+        ("together", (1, 0, 2)),
+        ("edit", 1, 753, 946),
+        ("case_rename", 2),
+    ]
+    if kind == "git":
+        assert replay("git", ops, 3, None).stats.violations == []
+    else:
+        with rest_host(tmp_path / "fuzz") as host:
+            assert replay("rest", ops, 3, host).stats.violations == []
 
 
 def test_new_key_that_clashes_with_a_remote_key_is_held(team: list[Member]) -> None:

@@ -71,6 +71,10 @@ class Team(RuleBasedStateMachine):
     def rename(self, m: int, pick: int, k: int) -> None:
         self.world.apply(("rename", m, pick, k))
 
+    @rule(m=M, which=st.integers(min_value=0, max_value=1))
+    def case_rename(self, m: int, which: int) -> None:
+        self.world.apply(("case_rename", m, which))
+
     @rule(m=M, pick=PICK)
     def index_edit(self, m: int, pick: int) -> None:
         self.world.apply(("index_edit", m, pick))
