@@ -204,7 +204,14 @@ class _Run:
         base = state.checksums()
         skip = set(snap.rejected) | set(local.rejected)
         history = self.backend if snap.version is not None else None  # an empty remote has none
-        recovered = recover_bases(base, local.checksums, snap.checksums, history, skip)
+        recovered = recover_bases(
+            base,
+            local.checksums,
+            snap.checksums,
+            history,
+            skip,
+            synced_here=lambda key: bool(state.past_checksums(key)),
+        )
         report.add(report.recovered, sorted(recovered))
         plan_base = {**base, **recovered}
         steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)

@@ -238,3 +238,27 @@ def test_git_remote_with_a_file_and_its_folder_is_refused_not_written(tmp_path: 
     assert {"plan.md", "Plan.md/x.md"} <= {r.key for r in report.rejected}
     assert bob.files() == first  # plan.md kept as a file, never turned into a folder
     assert bob.sync().exit_code() == 1 and bob.files() == first  # and stays so
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("ﬁle.md", "file.md"), ("Deploy.md", "deploy.md"), ("plan.md", "later.md")],
+    ids=["nfkc", "case", "plain"],
+)
+def test_renaming_back_to_a_name_the_history_held_keeps_the_file(
+    team: list[Member], old: str, new: str
+) -> None:
+    """The fuzzer's shrunk loss (issue 18): Bob renames, Alice renames it back. The old
+    name's content was in the remote's history, so it was "recovered" as its base and the
+    plan deleted it here while the other name was deleted on the remote: gone everywhere."""
+    alice, bob = team
+    _share(team, old, DEPLOY)
+    _rename(bob, old, new)
+    assert bob.sync().exit_code() == 0
+    assert alice.sync().written == [new]
+    _rename(alice, new, old)
+    report = alice.sync()
+    assert report.exit_code() == 0 and not report.recovered
+    assert report.pushed == [old] and report.remote_deleted == [new]
+    assert bob.sync().written == [old]
+    assert alice.files() == bob.files() == {old: DEPLOY}
