@@ -127,6 +127,19 @@ def test_edit_against_a_teammates_case_rename_follows_the_rename(team: list[Memb
     assert alice.files() == bob.files()
 
 
+def test_the_cli_says_an_edit_followed_a_rename(tmp_path: Path) -> None:
+    alice, bob = make_team(tmp_path)
+    _share([alice, bob], "Deploy.md", DEPLOY)
+    _rename(alice, "Deploy.md", "deploy.md")
+    assert alice.sync().exit_code() == 0
+    bob.write("Deploy.md", DEPLOY + "Bob: and on Thursdays.\n")
+    done = bob.cli("sync")
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "renamed team/Deploy.md to team/deploy.md: your edit moved with it" in said
+    assert bob.files() == {"deploy.md": DEPLOY + "Bob: and on Thursdays.\n"}
+
+
 def test_edits_on_both_sides_of_a_case_rename_merge(team: list[Member]) -> None:
     alice, bob = team
     text = memory("Deploy", "one\ntwo\nthree\nfour\nfive\n")
