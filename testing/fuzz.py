@@ -40,6 +40,7 @@ from teamsync.errors import TeamsyncError
 from teamsync.security.keys import fold_key
 from teamsync.server.storage import Storage, open_storage
 from teamsync.sync.engine import SyncReport
+from testing.casefold import sync_case_insensitive
 from testing.gitrepos import Member, bump_mtime, make_team, remote_files
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
@@ -104,8 +105,18 @@ def rest_host(root: Path) -> Iterator[RestHost]:
 class World:
     """Teammates over one remote, and the oracle's bookkeeping."""
 
-    def __init__(self, kind: str, root: Path, mates: int, host: RestHost | None = None) -> None:
-        self.kind, self.root = kind, root
+    def __init__(
+        self,
+        kind: str,
+        root: Path,
+        mates: int,
+        host: RestHost | None = None,
+        *,
+        casefold: int = 0,
+    ) -> None:
+        """``casefold``: the first that many teammates sync through a case-insensitive
+        view of their directory (:mod:`testing.casefold`, as on macOS or Windows)."""
+        self.kind, self.root, self.casefold = kind, root, casefold
         names = NAMES[:mates]
         self.repo: str | None = None
         self.host = host
@@ -235,7 +246,10 @@ class World:
         self._put(m, INDEX, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line)
 
     def op_sync(self, m: int, mode: str) -> None:
-        self._record(m, lambda: self.mates[m].sync(mode))  # type: ignore[arg-type]
+        if m < self.casefold:
+            self._record(m, lambda: sync_case_insensitive(self.mates[m], mode))  # type: ignore[arg-type]
+        else:
+            self._record(m, lambda: self.mates[m].sync(mode))  # type: ignore[arg-type]
 
     def op_together(self, ms: Sequence[int]) -> None:
         """Several teammates sync at the same moment (threads released by a barrier)."""
@@ -326,9 +340,11 @@ def random_op(rng: random.Random, mates: int, *, case_renames: bool = True) -> O
     return ("together", tuple(rng.sample(range(mates), rng.randint(2, mates))))
 
 
-def replay(kind: str, ops: Sequence[Op], mates: int, host: RestHost | None) -> World:
+def replay(
+    kind: str, ops: Sequence[Op], mates: int, host: RestHost | None, casefold: int = 0
+) -> World:
     root = Path(tempfile.mkdtemp(prefix=f"fuzz-{kind}-"))
-    world = World(kind, root, mates, host)
+    world = World(kind, root, mates, host, casefold=casefold)
     try:
         for op in ops:
             world.apply(op)
@@ -346,6 +362,7 @@ def shrink(
     *,
     budget: int = 200,
     seconds: float = 600.0,
+    casefold: int = 0,
 ) -> list[Op]:
     """Delta debugging: the shortest prefix-free subsequence that still shows a violation
     of the same kind (``lost``, ``diverged``, ``failed``, ``refused``)."""
@@ -353,7 +370,7 @@ def shrink(
     def kinds(w: World) -> set[str]:
         return {v.split(":", 1)[0] for v in w.stats.violations}
 
-    target = kinds(replay(kind, ops, mates, host))
+    target = kinds(replay(kind, ops, mates, host, casefold))
     if not target:
         return list(ops)
     current, chunk, tries = list(ops), max(1, len(ops) // 2), 0
@@ -367,7 +384,7 @@ def shrink(
         while i < len(current) and more():
             candidate = current[:i] + current[i + chunk :]
             tries += 1
-            if candidate and kinds(replay(kind, candidate, mates, host)) & target:
+            if candidate and kinds(replay(kind, candidate, mates, host, casefold)) & target:
                 current, shrunk = candidate, True
             else:
                 i += chunk
