@@ -37,11 +37,12 @@ _HOST: dict[str, RestHost] = {}
 
 class Team(RuleBasedStateMachine):
     kind = "git"
+    casefold = 0
 
     def __init__(self) -> None:
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix=f"fuzz-{self.kind}-"))
-        self.world = World(self.kind, self.root, MATES, _HOST.get("rest"))
+        self.world = World(self.kind, self.root, MATES, _HOST.get("rest"), casefold=self.casefold)
 
     @rule(m=M, k=KEY, crlf=st.booleans())
     def create(self, m: int, k: int, crlf: bool) -> None:
@@ -104,6 +105,13 @@ class RestTeam(Team):
     kind = "rest"
 
 
+class CasefoldGitTeam(Team):
+    """Alice's disk is case-insensitive (macOS, Windows), simulated."""
+
+    kind = "git"
+    casefold = 1
+
+
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestHost]:
     with rest_host(tmp_path_factory.mktemp("fuzz-server")) as h:
@@ -120,3 +128,7 @@ def test_fuzz_git() -> None:
 
 def test_fuzz_rest(host: RestHost) -> None:
     run_state_machine_as_test(RestTeam, settings=RUN)
+
+
+def test_fuzz_git_with_a_case_insensitive_teammate() -> None:
+    run_state_machine_as_test(CasefoldGitTeam, settings=RUN)
