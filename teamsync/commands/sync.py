@@ -376,7 +376,7 @@ def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) ->
     for pair in report.renamed:
         old, _, new = pair.partition(" -> ")
         output.info(
-            f"a teammate renamed {rel(old)} to {rel(new)}: your edit moved with it to {rel(new)}"
+            f"the team now spells {rel(old)} as {rel(new)}: your version moved to {rel(new)}"
         )
     if report.recovered:
         output.info(

@@ -11,6 +11,10 @@ follows such a pair so the edit and the rename meet under one name:
   file is moved to the new name and its base with it, so the normal plan
   pushes the edit onto the new name, or 3-way merges it with an edit made
   there;
+- **both sides created it, spelled differently** (``Deploy.md`` new here,
+  ``deploy.md`` new on the remote): the local file takes the remote's
+  spelling, and the two meet as an ordinary create/create (a merge, or a
+  conflict copy holding this side's text);
 - **this side renamed, the remote edited the old name** (``deploy.md`` new
   here, ``Deploy.md`` edited on the remote): for this round the local file
   goes back to the old name, so the edit is pulled (or merged) into it; when
@@ -102,6 +106,13 @@ def follow_renames(
     ]
     for a, b in _pairs(keys):
         for old, new in ((a, b), (b, a)):
+            if old not in base and new not in base:
+                only_here = old in local and old not in remote
+                only_there = new in remote and new not in local
+                if only_here and only_there and move_local(team, state, old, new):
+                    local[new] = local.pop(old)  # a create/create under two spellings
+                    done.followed.append((old, new))
+                continue
             if old not in base or new in base:
                 continue
             if old in local and new not in local and new in remote and old not in remote:

@@ -90,7 +90,8 @@ class SyncReport:
     recovered: list[str] = field(default_factory=list)
     """Keys with no base here whose base the remote's history supplied (see sync.recover)."""
     renamed: list[str] = field(default_factory=list)
-    """``"old -> new"`` for a teammate's case-only rename this side's edit followed."""
+    """``"old -> new"``: a local file moved to the spelling the remote uses for it (a
+    teammate's case-only rename, or one memory created under two spellings)."""
     version: str | None = None
 
     def exit_code(self) -> int:

@@ -136,7 +136,7 @@ def test_the_cli_says_an_edit_followed_a_rename(tmp_path: Path) -> None:
     done = bob.cli("sync")
     assert done.returncode == 0, done.stderr
     said = done.stdout + done.stderr
-    assert "renamed team/Deploy.md to team/deploy.md: your edit moved with it" in said
+    assert "spells team/Deploy.md as team/deploy.md: your version moved to team/deploy.md" in said
     assert bob.files() == {"deploy.md": DEPLOY + "Bob: and on Thursdays.\n"}
 
 
@@ -275,3 +275,21 @@ def test_renaming_back_to_a_name_the_history_held_keeps_the_file(
     assert report.pushed == [old] and report.remote_deleted == [new]
     assert bob.sync().written == [old]
     assert alice.files() == bob.files() == {old: DEPLOY}
+
+
+def test_one_memory_created_under_two_spellings_meets_as_a_conflict(team: list[Member]) -> None:
+    """The fuzzer's git seed 5: Alice shares Deploy.md, Bob (never synced it) creates
+    deploy.md. Before: held on both sides, forever. Now: Bob's file takes the remote's
+    spelling and meets Alice's as a create/create, kept as a conflict copy."""
+    alice, bob = team
+    alice.write("Deploy.md", DEPLOY)
+    assert alice.sync().pushed == ["Deploy.md"]
+    mine = memory("deploy", "Bob's own deploy notes.\n")
+    bob.write("deploy.md", mine)
+    report = bob.sync()
+    assert report.renamed == ["deploy.md -> Deploy.md"]
+    [conflict] = report.conflicts
+    assert conflict.copy is not None and bob.read(conflict.copy) == mine
+    assert bob.read("Deploy.md") == DEPLOY
+    assert bob.sync().exit_code() == 0 and alice.sync().exit_code() == 0
+    assert alice.files() == bob.files() == {"Deploy.md": DEPLOY, conflict.copy: mine}
