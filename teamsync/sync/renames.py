@@ -78,8 +78,12 @@ def move_local(team: SafeDir, state: BaseStore, old: str, new: str) -> bool:
         text = data.decode("utf-8", "replace")
         state.keep_past(old, checksum(text), text, f"renamed to {new}")
         team.delete(old)
+    except (OSError, TeamsyncError):
+        return False
+    try:
         team.write_bytes(new, data, mtime=st.st_mtime)
     except (OSError, TeamsyncError):
+        team.write_bytes(old, data, mtime=st.st_mtime)  # put it back; raises if it cannot
         return False
     return True
 

@@ -6,6 +6,7 @@ A case-insensitive file system is simulated by :mod:`testing.casefold`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -293,3 +294,25 @@ def test_one_memory_created_under_two_spellings_meets_as_a_conflict(team: list[M
     assert bob.read("Deploy.md") == DEPLOY
     assert bob.sync().exit_code() == 0 and alice.sync().exit_code() == 0
     assert alice.files() == bob.files() == {"Deploy.md": DEPLOY, conflict.copy: mine}
+
+
+def test_move_local_keeps_bytes_and_mtime_and_never_overwrites(tmp_path: Path) -> None:
+    from teamsync.security.fs import SafeDir
+    from teamsync.sync.renames import move_local
+    from teamsync.sync.state import BaseStore
+
+    root = tmp_path / "team"
+    root.mkdir()
+    (root / "Deploy.md").write_bytes(b"one\r\n")
+    os.utime(root / "Deploy.md", (1_600_000_000, 1_600_000_000))
+    (root / "other.md").write_bytes(b"other\n")
+    state = BaseStore(tmp_path / "state.sqlite3")
+    with SafeDir(root) as team:
+        assert move_local(team, state, "Deploy.md", "deploy.md")
+        assert sorted(p.name for p in root.iterdir()) == ["deploy.md", "other.md"]
+        assert (root / "deploy.md").read_bytes() == b"one\r\n"
+        assert (root / "deploy.md").stat().st_mtime == 1_600_000_000
+        assert not move_local(team, state, "deploy.md", "other.md")  # exists: left alone
+        assert (root / "other.md").read_bytes() == b"other\n"
+    assert [p.why for p in state.past("Deploy.md")] == ["renamed to deploy.md"]
+    state.close()
