@@ -16,10 +16,10 @@ at (an edit, a rewrite, a delete). After everyone syncs a few rounds:
   ``push`` holding back a file the remote changed too, for ``sync`` to merge,
   is by design and counted apart).
 
-Case-only renames (``case_renames=True``) are issue 18 §1, fixed on another
-branch; until it lands they make both backends refuse the colliding keys, so
-the suite leaves them out and ``bench/sync_fuzz.py --case-renames`` reports
-what they still break.
+Case-only and NFKC-only renames (``case_renames=True``, the default) cover
+issue 18 §1, including a rename racing a teammate's edit of the old name
+(:mod:`teamsync.sync.renames`); ``bench/sync_fuzz.py --no-case-renames``
+leaves them out.
 """
 
 from __future__ import annotations
@@ -37,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from teamsync.errors import TeamsyncError
+from teamsync.security.keys import fold_key
 from teamsync.server.storage import Storage, open_storage
 from teamsync.sync.engine import SyncReport
+from testing.casefold import sync_case_insensitive
 from testing.gitrepos import Member, bump_mtime, make_team, remote_files
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
@@ -51,7 +53,10 @@ KEYS = (
     "notes/db.md",
     "a/b/c/d/e/f/deep.md",
     "x.md",
+    "\ufb01le.md",
 )
+CASE_PAIRS = (("Deploy.md", "deploy.md"), ("\ufb01le.md", "file.md"))
+"""Case-only and NFKC-only renames (``ﬁle.md`` and ``file.md`` fold alike)."""
 INDEX = "MEMORY.md"
 PUSH_HOLDS = "changed on the remote too: run `teamsync sync` to merge"
 _TOKEN = re.compile(r"\bt\d+\b")
@@ -100,8 +105,18 @@ def rest_host(root: Path) -> Iterator[RestHost]:
 class World:
     """Teammates over one remote, and the oracle's bookkeeping."""
 
-    def __init__(self, kind: str, root: Path, mates: int, host: RestHost | None = None) -> None:
-        self.kind, self.root = kind, root
+    def __init__(
+        self,
+        kind: str,
+        root: Path,
+        mates: int,
+        host: RestHost | None = None,
+        *,
+        casefold: int = 0,
+    ) -> None:
+        """``casefold``: the first that many teammates sync through a case-insensitive
+        view of their directory (:mod:`testing.casefold`, as on macOS or Windows)."""
+        self.kind, self.root, self.casefold = kind, root, casefold
         names = NAMES[:mates]
         self.repo: str | None = None
         self.host = host
@@ -159,14 +174,14 @@ class World:
     def op_create(self, m: int, k: int, crlf: bool) -> None:
         key = KEYS[k % len(KEYS)]
         files = self._files(m)
-        if key in files or any(f.lower() == key.lower() for f in files):
+        if key in files or any(fold_key(f) == fold_key(key) for f in files):
             return
         head = f"---\r\nname: {key}\r\n---\r\n" if crlf else f"---\nname: {key}\n---\n"
         self._put(m, key, head.encode() + self._line(crlf))
 
     def op_empty(self, m: int, k: int) -> None:
         key = KEYS[k % len(KEYS)]
-        if not any(f.lower() == key.lower() for f in self._files(m)):
+        if not any(fold_key(f) == fold_key(key) for f in self._files(m)):
             self._put(m, key, b"")
 
     def op_append(self, m: int, pick: int) -> None:
@@ -208,15 +223,16 @@ class World:
     def op_rename(self, m: int, pick: int, k: int) -> None:
         key, new = self._pick(m, pick), KEYS[k % len(KEYS)]
         files = self._files(m)
-        if key is None or any(f.lower() == new.lower() for f in files):
+        if key is None or any(fold_key(f) == fold_key(new) for f in files):
             return
         data = files[key]
         (self.mates[m].team / key).unlink()
         self._put(m, new, data)
 
-    def op_case_rename(self, m: int) -> None:
+    def op_case_rename(self, m: int, which: int = 0) -> None:
         files = self._files(m)
-        for old, new in (("Deploy.md", "deploy.md"), ("deploy.md", "Deploy.md")):
+        a, b = CASE_PAIRS[which % len(CASE_PAIRS)]
+        for old, new in ((a, b), (b, a)):
             if old in files:
                 (self.mates[m].team / old).unlink()
                 self._put(m, new, files[old])
@@ -230,7 +246,10 @@ class World:
         self._put(m, INDEX, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line)
 
     def op_sync(self, m: int, mode: str) -> None:
-        self._record(m, lambda: self.mates[m].sync(mode))  # type: ignore[arg-type]
+        if m < self.casefold:
+            self._record(m, lambda: sync_case_insensitive(self.mates[m], mode))  # type: ignore[arg-type]
+        else:
+            self._record(m, lambda: self.mates[m].sync(mode))  # type: ignore[arg-type]
 
     def op_together(self, ms: Sequence[int]) -> None:
         """Several teammates sync at the same moment (threads released by a barrier)."""
@@ -315,15 +334,17 @@ def random_op(rng: random.Random, mates: int, *, case_renames: bool = True) -> O
     if choice == "rename":
         return ("rename", m, pick, rng.randrange(len(KEYS)))
     if choice == "case_rename":
-        return ("case_rename", m)
+        return ("case_rename", m, rng.randrange(len(CASE_PAIRS)))
     if choice == "sync":
         return ("sync", m, rng.choice(["sync", "sync", "sync", "pull", "push"]))
     return ("together", tuple(rng.sample(range(mates), rng.randint(2, mates))))
 
 
-def replay(kind: str, ops: Sequence[Op], mates: int, host: RestHost | None) -> World:
+def replay(
+    kind: str, ops: Sequence[Op], mates: int, host: RestHost | None, casefold: int = 0
+) -> World:
     root = Path(tempfile.mkdtemp(prefix=f"fuzz-{kind}-"))
-    world = World(kind, root, mates, host)
+    world = World(kind, root, mates, host, casefold=casefold)
     try:
         for op in ops:
             world.apply(op)
@@ -341,6 +362,7 @@ def shrink(
     *,
     budget: int = 200,
     seconds: float = 600.0,
+    casefold: int = 0,
 ) -> list[Op]:
     """Delta debugging: the shortest prefix-free subsequence that still shows a violation
     of the same kind (``lost``, ``diverged``, ``failed``, ``refused``)."""
@@ -348,7 +370,7 @@ def shrink(
     def kinds(w: World) -> set[str]:
         return {v.split(":", 1)[0] for v in w.stats.violations}
 
-    target = kinds(replay(kind, ops, mates, host))
+    target = kinds(replay(kind, ops, mates, host, casefold))
     if not target:
         return list(ops)
     current, chunk, tries = list(ops), max(1, len(ops) // 2), 0
@@ -362,7 +384,7 @@ def shrink(
         while i < len(current) and more():
             candidate = current[:i] + current[i + chunk :]
             tries += 1
-            if candidate and kinds(replay(kind, candidate, mates, host)) & target:
+            if candidate and kinds(replay(kind, candidate, mates, host, casefold)) & target:
                 current, shrunk = candidate, True
             else:
                 i += chunk

@@ -373,6 +373,11 @@ def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) ->
     for key in report.merged:
         merged = "would merge" if dry else "merged"
         output.info(f"{merged} your edits and the remote's in {rel(key)}")
+    for pair in report.renamed:
+        old, _, new = pair.partition(" -> ")
+        output.info(
+            f"the team now spells {rel(old)} as {rel(new)}: your version moved to {rel(new)}"
+        )
     if report.recovered:
         output.info(
             f"{len(report.recovered)} memories had no sync record here (a first sync, a lost "

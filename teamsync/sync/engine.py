@@ -38,6 +38,7 @@ from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restor
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
 from teamsync.sync.recover import recover_bases
+from teamsync.sync.renames import follow_renames, redo_renames
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
@@ -125,7 +126,33 @@ class _Run:
         self.progress, self.safety, self.where = progress, safety, where
 
     def round(self) -> str:
-        """``done``, ``again`` (precondition failed), ``more`` or ``stopped`` (a guard)."""
+        """``done``, ``again`` (precondition failed), ``more`` or ``stopped`` (a guard).
+
+        A case-only rename racing an edit is lined up first (:mod:`teamsync.sync.renames`);
+        this side's own renames undone for the round are put back whatever happens.
+        """
+        applier, backend, mode, dry = self.applier, self.backend, self.mode, self.dry
+        state = applier.state
+        snap = backend.snapshot()
+        applier.report.version = snap.version
+        local = scan_local(applier.team, state, clean=not dry)
+        applier.note_rejected(snap.rejected, local.rejected)
+        applier.note_unknown(local.unknown, state.checksums())
+        if dry:
+            return self._rest(snap, local)
+        skip = set(snap.rejected) | set(local.rejected)
+        moved = follow_renames(
+            applier.team, state, local.checksums, snap.checksums, skip, local.unknown
+        )
+        applier.report.add(applier.report.renamed, [f"{o} -> {n}" for o, n in moved.followed])
+        try:
+            outcome = self._rest(snap, local)
+        finally:
+            put_back = redo_renames(applier.team, state, moved.redo)
+        return "more" if put_back and outcome == "done" and mode == "sync" else outcome
+
+    def _rest(self, snap: Snapshot, local: LocalTree) -> str:
+        """The round after the scan: plan, pull, push."""
         applier, backend, mode, dry, progress = (
             self.applier,
             self.backend,
@@ -134,11 +161,6 @@ class _Run:
             self.progress,
         )
         state = applier.state
-        snap = backend.snapshot()
-        applier.report.version = snap.version
-        local = scan_local(applier.team, state, clean=not dry)
-        applier.note_rejected(snap.rejected, local.rejected)
-        applier.note_unknown(local.unknown, state.checksums())
         steps = self._plan(snap, local)
         if isinstance(steps, Stop):
             applier.report.stop = steps
@@ -187,7 +209,14 @@ class _Run:
         base = state.checksums()
         skip = set(snap.rejected) | set(local.rejected)
         history = self.backend if snap.version is not None else None  # an empty remote has none
-        recovered = recover_bases(base, local.checksums, snap.checksums, history, skip)
+        recovered = recover_bases(
+            base,
+            local.checksums,
+            snap.checksums,
+            history,
+            skip,
+            synced_here=lambda key: bool(state.past_checksums(key)),
+        )
         report.add(report.recovered, sorted(recovered))
         plan_base = {**base, **recovered}
         steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)

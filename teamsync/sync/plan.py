@@ -26,6 +26,8 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from teamsync.security.keys import fold_key
+
 ADOPT, FORGET = "adopt", "forget"
 PULL, DELETE_LOCAL, MERGE = "pull", "delete_local", "merge"
 PUSH, DELETE_REMOTE = "push", "delete_remote"
@@ -112,8 +114,12 @@ def safe_who(who: str) -> str:
 def conflict_name(key: str, who: str, now: float, taken: Collection[str]) -> str:
     """``<stem>.conflict-<UTC YYYYMMDDTHHMMSSZ>-<who>.md`` beside ``key``, not in ``taken``.
 
-    A previous conflict suffix on the stem is replaced, so names do not grow.
+    A previous conflict suffix on the stem is replaced, so names do not grow. A
+    name that folds like a taken one (``ﬁle.conflict-…`` beside ``file.conflict-…``,
+    conflicts on both sides of an NFKC-only rename in one second) is taken too:
+    the two could not be synced side by side.
     """
+    folded = {fold_key(t) for t in taken}
     folder, _, name = key.rpartition("/")
     ext = name[-3:]
     stem = _CONFLICT_SUFFIX.sub("", name[:-3]) or "memory"
@@ -125,7 +131,7 @@ def conflict_name(key: str, who: str, now: float, taken: Collection[str]) -> str
         while len((head + suffix).encode("utf-8")) > 200:
             head = head[:-1]
         candidate = f"{folder}/{head}{suffix}" if folder else head + suffix
-        if candidate not in taken:
+        if candidate not in taken and fold_key(candidate) not in folded:
             return candidate
         n += 1
 

@@ -15,7 +15,7 @@ delete. Content the remote never held is a local change and is kept.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Protocol
 
 
@@ -45,9 +45,16 @@ def recover_bases(
     remote: Mapping[str, str],
     backend: object,
     skip: Collection[str] = (),
+    synced_here: Callable[[str], bool] | None = None,
 ) -> dict[str, str]:
-    """key -> recovered base checksum (the local one) for every key the history vouches for."""
+    """key -> recovered base checksum (the local one) for every key the history vouches for.
+
+    ``synced_here(key)`` says the base store kept past versions of ``key``: such a
+    key's base was not lost, and it is not recovered.
+    """
     keys = candidates(base, local, remote, skip)
+    if synced_here is not None:
+        keys = [k for k in keys if not synced_here(k)]
     ask = getattr(backend, "past_checksums", None)
     if not keys or ask is None:
         return {}

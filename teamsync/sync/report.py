@@ -89,6 +89,9 @@ class SyncReport:
     """Set when a guard stopped the run before it changed anything."""
     recovered: list[str] = field(default_factory=list)
     """Keys with no base here whose base the remote's history supplied (see sync.recover)."""
+    renamed: list[str] = field(default_factory=list)
+    """``"old -> new"``: a local file moved to the spelling the remote uses for it (a
+    teammate's case-only rename, or one memory created under two spellings)."""
     version: str | None = None
 
     def exit_code(self) -> int:
@@ -108,6 +111,7 @@ class SyncReport:
             "unknown": [{"key": _shown(r.key), "reason": r.reason} for r in self.unknown],
             "stopped": None if self.stop is None else self.stop.to_json(),
             "recovered": self.recovered,
+            "renamed": [_shown(r) for r in self.renamed],
             "dry_run": self.dry_run,
         }
 

@@ -6,6 +6,7 @@ A case-insensitive file system is simulated by :mod:`testing.casefold`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,8 +112,8 @@ def test_case_insensitive_dir_really_folds(tmp_path: Path) -> None:
     assert team.delete("DEPLOY.md") and list(tmp_path.iterdir()) == []
 
 
-def test_edit_against_a_teammates_case_rename_is_held_and_kept(team: list[Member]) -> None:
-    """Bob edits Deploy.md while Alice renames it: nothing is lost, Bob is told what to do."""
+def test_edit_against_a_teammates_case_rename_follows_the_rename(team: list[Member]) -> None:
+    """Bob edits Deploy.md after Alice pushed its rename: his edit moves to deploy.md."""
     alice, bob = team
     _share(team, "Deploy.md", DEPLOY)
     _rename(alice, "Deploy.md", "deploy.md")
@@ -120,21 +121,74 @@ def test_edit_against_a_teammates_case_rename_is_held_and_kept(team: list[Member
     edited = DEPLOY + "Bob: and on Thursdays.\n"
     bob.write("Deploy.md", edited)
     report = bob.sync()
-    assert report.exit_code() == 1
-    reasons = {r.key: r.reason for r in report.rejected + report.held_back}
-    assert "Deploy.md" in reasons and "deploy.md" in reasons["Deploy.md"]
-    assert "deploy.md" in reasons and "Deploy.md" in reasons["deploy.md"]
-    assert bob.files() == {"Deploy.md": edited}  # his edit is still there
-    assert alice.files() == {"deploy.md": DEPLOY}  # the team's copy is untouched
-    # the way out: move the edit to the new name; it meets the team's version as a
-    # create/create, so the team's text takes the name and Bob's is kept as a copy
-    _rename(bob, "Deploy.md", "deploy.md")
+    assert report.exit_code() == 0, report.rejected + report.held_back
+    assert report.renamed == ["Deploy.md -> deploy.md"] and report.pushed == ["deploy.md"]
+    assert bob.files() == {"deploy.md": edited}
+    assert alice.sync().written == ["deploy.md"]
+    assert alice.files() == bob.files()
+
+
+def test_the_cli_says_an_edit_followed_a_rename(tmp_path: Path) -> None:
+    alice, bob = make_team(tmp_path)
+    _share([alice, bob], "Deploy.md", DEPLOY)
+    _rename(alice, "Deploy.md", "deploy.md")
+    assert alice.sync().exit_code() == 0
+    bob.write("Deploy.md", DEPLOY + "Bob: and on Thursdays.\n")
+    done = bob.cli("sync")
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "spells team/Deploy.md as team/deploy.md: your version moved to team/deploy.md" in said
+    assert bob.files() == {"deploy.md": DEPLOY + "Bob: and on Thursdays.\n"}
+
+
+def test_edits_on_both_sides_of_a_case_rename_merge(team: list[Member]) -> None:
+    alice, bob = team
+    text = memory("Deploy", "one\ntwo\nthree\nfour\nfive\n")
+    _share(team, "Deploy.md", text)
+    _rename(alice, "Deploy.md", "deploy.md")
+    alice.write("deploy.md", text.replace("one", "ONE by alice"))
+    assert alice.sync().exit_code() == 0
+    bob.write("Deploy.md", text.replace("five", "FIVE by bob"))
     report = bob.sync()
-    [conflict] = report.conflicts
-    assert conflict.key == "deploy.md" and conflict.copy is not None
-    assert bob.read("deploy.md") == DEPLOY and bob.read(conflict.copy) == edited
-    assert bob.sync().exit_code() == 0 and alice.sync().exit_code() == 0
-    assert alice.files() == bob.files() == {"deploy.md": DEPLOY, conflict.copy: edited}
+    assert report.exit_code() == 0 and report.merged == ["deploy.md"]
+    assert alice.sync().exit_code() == 0
+    both = text.replace("one", "ONE by alice").replace("five", "FIVE by bob")
+    assert alice.files() == bob.files() == {"deploy.md": both}
+
+
+def test_case_rename_against_a_teammates_edit_keeps_both(team: list[Member]) -> None:
+    """The fuzzer's shrunk case (issue 18): Bob's edit of Deploy.md lands first, Alice's
+    rename second. Before: Alice got Deploy.md back beside deploy.md, refused forever."""
+    alice, bob = team
+    _share(team, "Deploy.md", DEPLOY)
+    edited = DEPLOY + "Bob: and on Thursdays.\n"
+    bob.write("Deploy.md", edited)
+    assert bob.sync().pushed == ["Deploy.md"]
+    _rename(alice, "Deploy.md", "deploy.md")
+    report = alice.sync()
+    assert report.exit_code() == 0, report.rejected + report.held_back
+    assert alice.files() == {"deploy.md": edited}  # the rename and the edit, together
+    assert bob.sync().exit_code() == 0
+    assert alice.files() == bob.files() == {"deploy.md": edited}
+
+
+@pytest.mark.parametrize("kind", ["git", "rest"])
+def test_fuzzer_shrunk_case_rename_race_converges(kind: str, tmp_path: Path) -> None:
+    """h18's 5-operation reproduction, replayed through the fuzzer's own oracle."""
+    from testing.fuzz import replay, rest_host
+
+    ops = [
+        ("create", 0, 1, False),
+        ("sync", 0, "push"),
+        ("together", (1, 0, 2)),
+        ("edit", 1, 753, 946),
+        ("case_rename", 2),
+    ]
+    if kind == "git":
+        assert replay("git", ops, 3, None).stats.violations == []
+    else:
+        with rest_host(tmp_path / "fuzz") as host:
+            assert replay("rest", ops, 3, host).stats.violations == []
 
 
 def test_new_key_that_clashes_with_a_remote_key_is_held(team: list[Member]) -> None:
@@ -198,3 +252,67 @@ def test_git_remote_with_a_file_and_its_folder_is_refused_not_written(tmp_path: 
     assert {"plan.md", "Plan.md/x.md"} <= {r.key for r in report.rejected}
     assert bob.files() == first  # plan.md kept as a file, never turned into a folder
     assert bob.sync().exit_code() == 1 and bob.files() == first  # and stays so
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("ﬁle.md", "file.md"), ("Deploy.md", "deploy.md"), ("plan.md", "later.md")],
+    ids=["nfkc", "case", "plain"],
+)
+def test_renaming_back_to_a_name_the_history_held_keeps_the_file(
+    team: list[Member], old: str, new: str
+) -> None:
+    """The fuzzer's shrunk loss (issue 18): Bob renames, Alice renames it back. The old
+    name's content was in the remote's history, so it was "recovered" as its base and the
+    plan deleted it here while the other name was deleted on the remote: gone everywhere."""
+    alice, bob = team
+    _share(team, old, DEPLOY)
+    _rename(bob, old, new)
+    assert bob.sync().exit_code() == 0
+    assert alice.sync().written == [new]
+    _rename(alice, new, old)
+    report = alice.sync()
+    assert report.exit_code() == 0 and not report.recovered
+    assert report.pushed == [old] and report.remote_deleted == [new]
+    assert bob.sync().written == [old]
+    assert alice.files() == bob.files() == {old: DEPLOY}
+
+
+def test_one_memory_created_under_two_spellings_meets_as_a_conflict(team: list[Member]) -> None:
+    """The fuzzer's git seed 5: Alice shares Deploy.md, Bob (never synced it) creates
+    deploy.md. Before: held on both sides, forever. Now: Bob's file takes the remote's
+    spelling and meets Alice's as a create/create, kept as a conflict copy."""
+    alice, bob = team
+    alice.write("Deploy.md", DEPLOY)
+    assert alice.sync().pushed == ["Deploy.md"]
+    mine = memory("deploy", "Bob's own deploy notes.\n")
+    bob.write("deploy.md", mine)
+    report = bob.sync()
+    assert report.renamed == ["deploy.md -> Deploy.md"]
+    [conflict] = report.conflicts
+    assert conflict.copy is not None and bob.read(conflict.copy) == mine
+    assert bob.read("Deploy.md") == DEPLOY
+    assert bob.sync().exit_code() == 0 and alice.sync().exit_code() == 0
+    assert alice.files() == bob.files() == {"Deploy.md": DEPLOY, conflict.copy: mine}
+
+
+def test_move_local_keeps_bytes_and_mtime_and_never_overwrites(tmp_path: Path) -> None:
+    from teamsync.security.fs import SafeDir
+    from teamsync.sync.renames import move_local
+    from teamsync.sync.state import BaseStore
+
+    root = tmp_path / "team"
+    root.mkdir()
+    (root / "Deploy.md").write_bytes(b"one\r\n")
+    os.utime(root / "Deploy.md", (1_600_000_000, 1_600_000_000))
+    (root / "other.md").write_bytes(b"other\n")
+    state = BaseStore(tmp_path / "state.sqlite3")
+    with SafeDir(root) as team:
+        assert move_local(team, state, "Deploy.md", "deploy.md")
+        assert sorted(p.name for p in root.iterdir()) == ["deploy.md", "other.md"]
+        assert (root / "deploy.md").read_bytes() == b"one\r\n"
+        assert (root / "deploy.md").stat().st_mtime == 1_600_000_000
+        assert not move_local(team, state, "deploy.md", "other.md")  # exists: left alone
+        assert (root / "other.md").read_bytes() == b"other\n"
+    assert [p.why for p in state.past("Deploy.md")] == ["renamed to deploy.md"]
+    state.close()

@@ -37,11 +37,12 @@ _HOST: dict[str, RestHost] = {}
 
 class Team(RuleBasedStateMachine):
     kind = "git"
+    casefold = 0
 
     def __init__(self) -> None:
         super().__init__()
         self.root = Path(tempfile.mkdtemp(prefix=f"fuzz-{self.kind}-"))
-        self.world = World(self.kind, self.root, MATES, _HOST.get("rest"))
+        self.world = World(self.kind, self.root, MATES, _HOST.get("rest"), casefold=self.casefold)
 
     @rule(m=M, k=KEY, crlf=st.booleans())
     def create(self, m: int, k: int, crlf: bool) -> None:
@@ -70,6 +71,10 @@ class Team(RuleBasedStateMachine):
     @rule(m=M, pick=PICK, k=KEY)
     def rename(self, m: int, pick: int, k: int) -> None:
         self.world.apply(("rename", m, pick, k))
+
+    @rule(m=M, which=st.integers(min_value=0, max_value=1))
+    def case_rename(self, m: int, which: int) -> None:
+        self.world.apply(("case_rename", m, which))
 
     @rule(m=M, pick=PICK)
     def index_edit(self, m: int, pick: int) -> None:
@@ -100,6 +105,13 @@ class RestTeam(Team):
     kind = "rest"
 
 
+class CasefoldGitTeam(Team):
+    """Alice's disk is case-insensitive (macOS, Windows), simulated."""
+
+    kind = "git"
+    casefold = 1
+
+
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestHost]:
     with rest_host(tmp_path_factory.mktemp("fuzz-server")) as h:
@@ -116,3 +128,7 @@ def test_fuzz_git() -> None:
 
 def test_fuzz_rest(host: RestHost) -> None:
     run_state_machine_as_test(RestTeam, settings=RUN)
+
+
+def test_fuzz_git_with_a_case_insensitive_teammate() -> None:
+    run_state_machine_as_test(CasefoldGitTeam, settings=RUN)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from teamsync.security.keys import key_problem
+from teamsync.security.keys import fold_key, key_clashes, key_problem
 from teamsync.sync.plan import (
     ADOPT,
     DELETE_LOCAL,
@@ -104,3 +104,13 @@ def test_stat_cache_distrusts_racy_entries(tmp_path: Path) -> None:
     assert state.cached_checksum("old.md", old) is None
     state.close()
     assert os.path.exists(tmp_path / "s.sqlite3")
+
+
+def test_a_conflict_name_never_folds_like_a_taken_one() -> None:
+    """Fuzzer, REST seed 1 with NFKC renames: conflicts on ``ﬁle.md`` and ``file.md`` in
+    one second made ``ﬁle.conflict-…`` and ``file.conflict-…``, refused side by side."""
+    now = 1_700_000_000.0
+    first = conflict_name("\ufb01le.md", "bob", now, ())
+    second = conflict_name("file.md", "bob", now, {first})
+    assert fold_key(first) != fold_key(second) and second.endswith("-bob-2.md")
+    assert key_clashes({first: "a", second: "b"}) == {}

@@ -1,0 +1,140 @@
+"""A case-only (or normalisation-only) rename that races a teammate's edit.
+
+The planner works key by key, so ``Deploy.md`` → ``deploy.md`` is a delete and
+a create, and an edit of ``Deploy.md`` made meanwhile beats the delete: both
+names would end up wanted on the remote, which cannot hold them side by side
+(and a case-insensitive disk cannot either). Before planning, each round
+follows such a pair so the edit and the rename meet under one name:
+
+- **the remote renamed, this side edited the old name** (``Deploy.md`` in the
+  base and edited here; the remote has only ``deploy.md``, new): the local
+  file is moved to the new name and its base with it, so the normal plan
+  pushes the edit onto the new name, or 3-way merges it with an edit made
+  there;
+- **both sides created it, spelled differently** (``Deploy.md`` new here,
+  ``deploy.md`` new on the remote): the local file takes the remote's
+  spelling, and the two meet as an ordinary create/create (a merge, or a
+  conflict copy holding this side's text);
+- **this side renamed, the remote edited the old name** (``deploy.md`` new
+  here, ``Deploy.md`` edited on the remote): for this round the local file
+  goes back to the old name, so the edit is pulled (or merged) into it; when
+  the round ends, the file is renamed again, and the next round pushes the
+  rename with the edit in it.
+
+A local move keeps the file's bytes and modification time; it deletes the
+old name before writing the new one, as a case-insensitive disk needs, and
+the old text stays among the base store's past versions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping, MutableMapping
+from dataclasses import dataclass, field
+
+from teamsync.errors import TeamsyncError
+from teamsync.security.fs import SafeDir
+from teamsync.security.keys import fold_key
+from teamsync.sync.base import checksum
+from teamsync.sync.plan import is_below
+from teamsync.sync.state import BaseStore
+
+
+@dataclass
+class Renames:
+    """What :func:`follow_renames` did: ``followed`` (old, new) pairs taken from the
+    remote, and ``redo`` (old, new) local renames to put back when the round ends."""
+
+    followed: list[tuple[str, str]] = field(default_factory=list)
+    redo: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _pairs(keys: Collection[str]) -> list[tuple[str, str]]:
+    groups: dict[str, list[str]] = {}
+    for key in keys:
+        groups.setdefault(fold_key(key), []).append(key)
+    return [(a, b) for a, b in (sorted(g) for g in groups.values() if len(g) == 2)]
+
+
+def _stored(team: SafeDir, key: str) -> bool:
+    """Is there an entry spelled exactly ``key`` (a case-insensitive lookup would say yes
+    for its case variant)? True when the folder cannot be listed: then nothing moves."""
+    folder, _, name = key.rpartition("/")
+    try:
+        return name in os.listdir(team.root / folder if folder else team.root)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+def move_local(team: SafeDir, state: BaseStore, old: str, new: str) -> bool:
+    """Rename the local file ``old`` to ``new`` (bytes and mtime kept); False if not done."""
+    try:
+        st = team.stat(old)
+        if st is None or _stored(team, new):
+            return False
+        data = team.read_bytes(old)
+        text = data.decode("utf-8", "replace")
+        state.keep_past(old, checksum(text), text, f"renamed to {new}")
+        team.delete(old)
+    except (OSError, TeamsyncError):
+        return False
+    try:
+        team.write_bytes(new, data, mtime=st.st_mtime)
+    except (OSError, TeamsyncError):
+        team.write_bytes(old, data, mtime=st.st_mtime)  # put it back; raises if it cannot
+        return False
+    return True
+
+
+def follow_renames(
+    team: SafeDir,
+    state: BaseStore,
+    local: MutableMapping[str, str],
+    remote: Mapping[str, str],
+    skip: Collection[str],
+    unknown: Collection[str],
+) -> Renames:
+    """Line up case-only renames with edits made meanwhile (see the module docstring).
+
+    ``local`` is updated to the moves made; the base store is re-keyed for a
+    followed remote rename.
+    """
+    done = Renames()
+    base = state.checksums()
+    keys = [
+        k
+        for k in base.keys() | local.keys() | remote.keys()
+        if k not in skip and not is_below(k, unknown)
+    ]
+    for a, b in _pairs(keys):
+        for old, new in ((a, b), (b, a)):
+            if old not in base and new not in base:
+                only_here = old in local and old not in remote
+                only_there = new in remote and new not in local
+                if only_here and only_there and move_local(team, state, old, new):
+                    local[new] = local.pop(old)  # a create/create under two spellings
+                    done.followed.append((old, new))
+                continue
+            if old not in base or new in base:
+                continue
+            if old in local and new not in local and new in remote and old not in remote:
+                if local[old] != base[old] and move_local(team, state, old, new):
+                    local[new] = local.pop(old)
+                    state.advance({new: (base[old], state.content(old) or ""), old: None})
+                    done.followed.append((old, new))
+            elif new in local and old not in local and old in remote and new not in remote:
+                if remote[old] != base[old] and move_local(team, state, new, old):
+                    local[old] = local.pop(new)
+                    done.redo.append((old, new))
+    return done
+
+
+def redo_renames(team: SafeDir, state: BaseStore, redo: Collection[tuple[str, str]]) -> bool:
+    """Put back this side's renames after the round; True when any was put back."""
+    again = False
+    for old, new in redo:
+        if _stored(team, old) and not _stored(team, new):
+            again = move_local(team, state, old, new) or again
+    return again
