@@ -649,7 +649,9 @@ _WORDISH = re.compile(
     r"|[a-z]+(?:[_\-]+[a-z]+)+"  # an identifier
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # an attribute reference (self._key, settings.API_KEY)
     r"|\d[A-Z]?[a-z]{3,}"  # a product name (1Password)
-    r"|(?:[A-Z]+[a-z]+|[a-z]+)(?:[A-Z]+[a-z]+)+"  # a CamelCase name (OAuthFlowPassword)
+    # a CamelCase name (OAuthFlowPassword, getPasswordFromEnv): humps of two or more
+    # lower-case letters; random mixed-case letters (nHXdyCYaGTwdLjUb) have single ones
+    r"|(?:[A-Z]{1,6}[a-z]{2,}|[a-z]{2,})(?:[A-Z]{1,2}[a-z]{2,})+"
 )
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")
 

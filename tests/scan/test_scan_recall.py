@@ -148,3 +148,12 @@ def test_real_keys_holding_xxxx_are_still_found() -> None:
     assert rules(f"STRIPE={stripe}") == ["stripe-access-token"]
     gcp = "AI" + "za" + r(g, ALNUM, 12) + "xxxx" + r(g, ALNUM, 19)
     assert rules(f"maps: {gcp}") == ["gcp-api-key"]
+
+
+def test_a_letters_only_random_password_is_not_taken_for_a_camelcase_name() -> None:
+    from teamsync.security.rules import generic_value_plausible
+
+    value = "nHXdy" + "CYaGTwdLjUb"  # seen missed on bench/scan.py's corpus: it fit the old pattern
+    assert scan_text(f"db_password: {value}\n", "x.md")
+    for name in ("OAuthFlowPassword", "getPasswordFromEnv", "HTTPBasicAuthPassword"):
+        assert not generic_value_plausible(name)  # real identifiers stay out
