@@ -622,17 +622,24 @@ _ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # detect_secrets.
 _PROSE_TRAIL = ".,:;!?"
 
 
+@functools.cache
+def _squeezed(labels: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(label.replace(" ", "") for label in labels)
+
+
+@functools.lru_cache(maxsize=4096)
 def generic_label(key: str) -> tuple[str, bool]:
     """The KeywordDetector key for a matched label, and whether the label is strong.
 
     Strong labels map to ``password`` or ``secret``; weak ones to ``api_key``, which
     KeywordDetector also knows, and for which an entropy finding is preferred.
+    (Cached: a corpus repeats a handful of labels many times.)
     """
     lowered = re.sub(r"[ \t]+", "_", key.lower().lstrip("-"))
     squeezed = re.sub(r"[ \t_]+", "", lowered)
-    if any(label.replace(" ", "") in squeezed for label in PASSWORD_LABELS):
+    if any(label in squeezed for label in _squeezed(PASSWORD_LABELS)):
         return "password", True
-    if any(label.replace(" ", "") in squeezed for label in SECRET_LABELS):
+    if any(label in squeezed for label in _squeezed(SECRET_LABELS)):
         return "secret", True
     if re.search(r"pass(?:word|wd|phrase)|pwd", lowered):
         return "password", True

@@ -384,9 +384,9 @@ def _generic_candidates(
                 continue
             quoted = match.group("qv") is not None
             value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
-            label, strong = generic_label(match.group("key"))
             if not generic_value_plausible(value) or is_entry_point(value):
                 continue
+            label, strong = generic_label(match.group("key"))
             if not strong and not generic_value_random(value):
                 continue
             if inline_allow and doc.allowed(line_start, line_end):
