@@ -29,9 +29,10 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -338,6 +339,15 @@ class RestBackend:
             return {}
         wanted = set(keys)
         seen: dict[str, set[str]] = {}
+        for item in self._history_items():
+            key = item.get("key") if isinstance(item, dict) else None
+            value = item.get("checksum") if isinstance(item, dict) else None
+            if key in wanted and isinstance(value, str):
+                seen.setdefault(key, set()).add(value)
+        return seen
+
+    def _history_items(self) -> Iterator[Any]:
+        """Every row of the server's history view, oldest first, page by page (bounded)."""
         after = 0
         for _ in range(MAX_HISTORY_PAGES):
             params = {"repo": self.repo, "after": str(after), "limit": str(HISTORY_PAGE)}
@@ -346,16 +356,11 @@ class RestBackend:
                 raise self._unexpected(status, body, "reading the history")
             data = _json(body, self.http.where)
             items = data.get("items")
-            for item in items if isinstance(items, list) else []:
-                key = item.get("key") if isinstance(item, dict) else None
-                value = item.get("checksum") if isinstance(item, dict) else None
-                if key in wanted and isinstance(value, str):
-                    seen.setdefault(key, set()).add(value)
+            yield from items if isinstance(items, list) else []
             nxt = data.get("next_after")
             if not isinstance(nxt, int) or isinstance(nxt, bool) or nxt <= after:
-                break
+                return
             after = nxt
-        return seen
 
     def log(self, key: str | None, limit: int) -> list[Change]:
         """The newest ``limit`` changes (of ``key``) from the server's history view."""
@@ -364,25 +369,12 @@ class RestBackend:
                 f"{self.http.where} keeps no history (the `history` teamsync extension): "
                 "`teamsync log` needs a teamsync server"
             )
-        rows: list[Change] = []
-        after = 0
-        for _ in range(MAX_HISTORY_PAGES):
-            params = {"repo": self.repo, "after": str(after), "limit": str(HISTORY_PAGE)}
-            status, _, body = self.http.send("GET", PATH + "/history", params=params)
-            if status != 200:
-                raise self._unexpected(status, body, "reading the history")
-            data = _json(body, self.http.where)
-            items = data.get("items")
-            for item in items if isinstance(items, list) else []:
-                row = _history_row(item)
-                if row is not None and (key is None or row.key == key):
-                    rows.append(row)
-            rows = rows[-limit:]
-            nxt = data.get("next_after")
-            if not isinstance(nxt, int) or isinstance(nxt, bool) or nxt <= after:
-                break
-            after = nxt
-        return rows[::-1]
+        rows: collections.deque[Change] = collections.deque(maxlen=max(limit, 0))
+        for item in self._history_items():
+            row = _history_row(item)
+            if row is not None and (key is None or row.key == key):
+                rows.append(row)
+        return list(reversed(rows))
 
     def version_at(self, key: str, ref: str) -> RemoteVersion:
         """``key`` at the server's history row ``ref`` (its checksum: the server keeps no text)."""
