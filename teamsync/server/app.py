@@ -85,6 +85,33 @@ def _err(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse(error_body(code, message, **extra), status_code=status, headers=headers)
 
 
+async def _read_body(
+    request: Request, config: ServerConfig, smaller: str, *, where: str | None = None
+) -> bytes | Response:
+    """The request body within ``config.max_body_bytes``, or the refusal to send instead.
+
+    ``smaller`` says how to stay under the limit; ``where`` (for the write route)
+    names the request in the one log line a timeout or a disconnect gets.
+    """
+    try:
+        return await read_limited(
+            request.headers.get("content-length"), request.stream(), config.max_body_bytes
+        )
+    except BodyTooLarge as exc:
+        msg = f"request body over {exc.limit} bytes; {smaller}"
+        return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
+    except BodyTimeout as exc:
+        if where is not None:
+            log.warning("%s: %s; connection closed", where, exc)
+        resp = _err(408, "team_memory_request_timeout", f"{exc}; send the body faster")
+        resp.headers["Connection"] = "close"
+        return resp
+    except ClientDisconnect:
+        if where is not None:
+            log.info("%s: client disconnected during the body", where)
+        return Response(status_code=400)
+
+
 def _authorize(
     storage: Storage, creds: HTTPAuthorizationCredentials | None, repo: str, *, write: bool
 ) -> TokenRecord | JSONResponse:
@@ -195,19 +222,9 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         norm = await run_in_threadpool(_readable_repo, store, repo, creds)
         if isinstance(norm, JSONResponse):
             return norm
-        try:
-            raw = await read_limited(
-                request.headers.get("content-length"), request.stream(), config.max_body_bytes
-            )
-        except BodyTooLarge as exc:
-            msg = f"request body over {exc.limit} bytes; ask for fewer keys"
-            return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
-        except BodyTimeout as exc:
-            resp = _err(408, "team_memory_request_timeout", f"{exc}; send the body faster")
-            resp.headers["Connection"] = "close"
-            return resp
-        except ClientDisconnect:
-            return Response(status_code=400)
+        raw = await _read_body(request, config, "ask for fewer keys")
+        if isinstance(raw, Response):
+            return raw
         try:
             wanted = models.EntriesRequest.model_validate_json(raw).keys
         except ValidationError:
@@ -344,21 +361,11 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         auth = await run_in_threadpool(_authorize, store, creds, norm, write=True)
         if isinstance(auth, JSONResponse):
             return auth
-        try:
-            raw = await read_limited(
-                request.headers.get("content-length"), request.stream(), config.max_body_bytes
-            )
-        except BodyTooLarge as exc:
-            msg = f"request body over {exc.limit} bytes; send smaller batches"
-            return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
-        except BodyTimeout as exc:
-            log.warning("PUT repo=%s token=%s: %s; connection closed", norm, auth.id, exc)
-            resp = _err(408, "team_memory_request_timeout", f"{exc}; send the body faster")
-            resp.headers["Connection"] = "close"
-            return resp
-        except ClientDisconnect:
-            log.info("PUT repo=%s token=%s: client disconnected during the body", norm, auth.id)
-            return Response(status_code=400)
+        raw = await _read_body(
+            request, config, "send smaller batches", where=f"PUT repo={norm} token={auth.id}"
+        )
+        if isinstance(raw, Response):
+            return raw
         body = _parse_body(raw)
         if isinstance(body, Refusal):
             return JSONResponse(body.body, status_code=body.status)
