@@ -1,6 +1,7 @@
 """``teamsync scan``: find secrets in files, the staged blobs, or the lines a commit range adds.
 
-Exit codes: 0 clean, 1 findings (after the baseline), 2 usage. Output formats:
+Exit codes: 0 clean, 1 findings (after the baseline) or a file that could not be
+read (a gate that cannot read a file cannot vouch for it), 2 usage. Output formats:
 ``text`` (``path:line: rule (fingerprint …)`` then what to do), ``json``
 (``{"files_scanned", "findings"}``, also with the global ``--json``) and
 ``sarif`` (SARIF 2.1.0). No format ever contains the secret.
@@ -13,6 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from teamsync.config import Settings
 from teamsync.errors import UsageError
@@ -70,13 +72,17 @@ def _default_paths(req: ScanRequest, settings: Settings) -> tuple[str, ...]:
     return req.paths or (str(settings.dir) if settings.dir is not None else ".",)
 
 
-def _note(item: Skipped, output: Output) -> None:
+Unreadable = list[tuple[str, str]]
+"""(path, reason) of the files a scan could not read."""
+
+
+def _note(item: Skipped, unreadable: Unreadable) -> None:
     if item.reason != "binary":
-        output.warn(f"skipped {printable(item.path)}: {item.reason}")
+        unreadable.append((item.path, item.reason))
 
 
-def _collect_files(req: ScanRequest, settings: Settings, output: Output,
-                   scanner: Scanner) -> set[str]:  # fmt: skip
+def _collect_files(req: ScanRequest, settings: Settings, scanner: Scanner,
+                   unreadable: Unreadable) -> set[str]:  # fmt: skip
     """Scan PATHs; a large tree is split over the usable CPUs (see security/pool.py)."""
     from teamsync.security import pool
 
@@ -95,7 +101,7 @@ def _collect_files(req: ScanRequest, settings: Settings, output: Output,
         files.update(scanned)
         scanner.add_result(findings, candidates)
         for item in skipped:
-            _note(item, output)
+            _note(item, unreadable)
     return files
 
 
@@ -106,8 +112,8 @@ def _size(path: str) -> int:
         return 0
 
 
-def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, list[Finding]]:
-    """Scan every item; return (files scanned, findings before the baseline).
+def collect(req: ScanRequest, settings: Settings) -> tuple[int, list[Finding], Unreadable]:
+    """Scan every item; return (files scanned, findings before the baseline, unreadable paths).
 
     Inline allow pragmas count only in ordinary code: never with
     ``--ignore-inline-allow`` or ``--memory``, never in a memory path, never when
@@ -119,17 +125,18 @@ def collect(req: ScanRequest, settings: Settings, output: Output) -> tuple[int, 
     scanner = Scanner(
         generic=req.generic, inline_allow=not (req.ignore_inline_allow or memory_scan)
     )
+    unreadable: Unreadable = []
     if not req.staged and req.git_range is None:
-        files = _collect_files(req, settings, output, scanner)
-        return len(files), scanner.finish()
+        files = _collect_files(req, settings, scanner, unreadable)
+        return len(files), scanner.finish(), unreadable
     files = set()
     for item in _items(req, settings):
         if isinstance(item, Chunk):
             files.add(item.path)
             scanner.add_chunk(item)
         else:
-            _note(item, output)
-    return len(files), scanner.finish()
+            _note(item, unreadable)
+    return len(files), scanner.finish(), unreadable
 
 
 def _text_report(findings: Sequence[Finding], files: int) -> list[str]:
@@ -151,15 +158,23 @@ def _text_report(findings: Sequence[Finding], files: int) -> list[str]:
     return lines
 
 
-def render(fmt: str, findings: Sequence[Finding], files: int) -> str:
+def _payload(findings: Sequence[Finding], files: int, unreadable: Unreadable) -> dict[str, Any]:
+    payload: dict[str, Any] = {"files_scanned": files, "findings": [f.as_dict() for f in findings]}
+    if unreadable:
+        payload["unreadable"] = [{"path": path, "reason": why} for path, why in unreadable]
+    return payload
+
+
+def render(
+    fmt: str, findings: Sequence[Finding], files: int, unreadable: Unreadable | None = None
+) -> str:
     """The report in ``fmt`` (text, json or sarif)."""
     if fmt == "sarif":
         from teamsync.security.sarif import render_sarif
 
         return render_sarif(findings)
     if fmt == "json":
-        payload = {"files_scanned": files, "findings": [f.as_dict() for f in findings]}
-        return json.dumps(payload, indent=2) + "\n"
+        return json.dumps(_payload(findings, files, unreadable or []), indent=2) + "\n"
     return "".join(line + "\n" for line in _text_report(findings, files))
 
 
@@ -172,9 +187,9 @@ def _write(path: str, content: str, settings: Settings) -> None:
 
 
 def _emit(req: ScanRequest, settings: Settings, output: Output, findings: list[Finding],
-          files: int) -> None:  # fmt: skip
+          files: int, unreadable: Unreadable) -> None:  # fmt: skip
     fmt = "json" if settings.json and req.format == "text" else req.format
-    report = render(fmt, findings, files)
+    report = render(fmt, findings, files, unreadable)
     if req.output:
         _write(req.output, report, settings)
         if fmt != "text":  # the log still shows each finding: one scan, report and log
@@ -183,11 +198,11 @@ def _emit(req: ScanRequest, settings: Settings, output: Output, findings: list[F
         output.info(
             f"teamsync: {len(findings)} finding(s) in {files} file(s); {fmt} report in {req.output}"
         )
-        output.emit({"files_scanned": files, "findings": [f.as_dict() for f in findings]})
+        output.emit(_payload(findings, files, unreadable))
     elif fmt == "text":
         for line in report.splitlines():
             output.info(line)
-        if not findings:
+        if not findings and not unreadable:
             output.success(f"teamsync: no secrets found in {files} file(s).")
     else:
         output.out.write(report)
@@ -212,15 +227,31 @@ def run_scan(settings: Settings, output: Output, req: ScanRequest) -> int:
         baseline_path = (
             baseline_path if baseline_path.is_absolute() else settings.cwd / baseline_path
         )
-    files, findings = collect(req, settings, output)
+    files, findings, unreadable = collect(req, settings)
     if req.update_baseline and baseline_path is not None:
         save_baseline(baseline_path, findings)
         output.info(f"teamsync: wrote {len(findings)} fingerprint(s) to {req.baseline}")
         if settings.json:
-            output.emit({"files_scanned": files, "findings": [], "baseline": len(findings)})
+            output.emit({**_payload([], files, unreadable), "baseline": len(findings)})
+        if unreadable:
+            _report_unreadable(unreadable, output)
+            return 1
         return 0
     known = load_baseline(baseline_path) if baseline_path is not None else frozenset()
     known |= _reviewed_allowlist(settings)
     kept = [f for f in findings if f.fingerprint not in known]
-    _emit(req, settings, output, kept, files)
+    _emit(req, settings, output, kept, files, unreadable)
+    if unreadable:
+        _report_unreadable(unreadable, output)
+        return req.exit_code if kept and req.exit_code else 1
     return req.exit_code if kept else 0
+
+
+def _report_unreadable(unreadable: Unreadable, output: Output) -> None:
+    """A gate that could not read a file fails: it cannot vouch for what it did not see."""
+    for path, why in unreadable:
+        output.error(f"{printable(path)}: not scanned: {why}")
+    output.error(
+        f"teamsync: {len(unreadable)} file(s) could not be read, so the scan cannot pass; "
+        "make them readable (or leave them out of the paths given) and scan again"
+    )

@@ -234,3 +234,58 @@ def test_file_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert "evil\\x1b]52;c;aGk=\\x07.md" in result.output
+
+
+def _unreadable_as(tmp_path: Path) -> tuple[list[str], Path]:
+    """A tree holding one clean file and one file the scanning user cannot read.
+
+    As root (CI), the scan runs as ``nobody`` so that mode 000 means unreadable.
+    """
+    import os
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="teamsync-unreadable-"))
+    base.chmod(0o755)
+    tree = base / "tree"
+    tree.mkdir()
+    (tree / "clean.md").write_text("# Clean\nNothing here.\n")
+    (base / "home").mkdir(mode=0o777)
+    locked = tree / "locked.md"
+    locked.write_text("# Locked\n")
+    locked.chmod(0)
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return (prefix if os.geteuid() == 0 else []), base
+
+
+@pytest.mark.parametrize("fmt", [["scan"], ["--json", "scan"], ["scan", "--exit-code", "0"]])
+def test_a_file_the_scan_cannot_read_fails_the_scan(tmp_path: Path, fmt: list[str]) -> None:
+    import shutil
+
+    prefix, base = _unreadable_as(tmp_path)
+    if prefix and shutil.which("setpriv") is None:
+        pytest.skip("needs setpriv to drop root")
+    env = {**fake_env(), "HOME": str(base / "home")}  # a home the dropped user can read
+    try:
+        proc = subprocess.run(
+            [*prefix, TEAMSYNC, *fmt, "tree"], cwd=base, env=env,
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(base)
+    assert proc.returncode == 1, proc.stderr
+    assert "tree/locked.md: not scanned: unreadable (Permission denied)" in proc.stderr
+    assert "could not be read, so the scan cannot pass" in proc.stderr
+    assert "no secrets found" not in proc.stdout + proc.stderr
+    if "--json" in fmt:
+        payload = json.loads(proc.stdout)
+        assert payload["files_scanned"] == 1
+        assert payload["unreadable"] == [
+            {"path": "tree/locked.md", "reason": "unreadable (Permission denied)"}
+        ]
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="Linux procfs")
+def test_a_read_error_mid_file_fails_the_scan(tmp_path: Path) -> None:
+    proc = _run(["scan", "/proc/self/mem"], tmp_path)
+    assert proc.returncode == 1
+    assert "/proc/self/mem: not scanned: unreadable (Input/output error)" in proc.stderr
