@@ -223,20 +223,44 @@ def _cat_blobs(entries: list[tuple[str, str]], cwd: Path, env: Mapping[str, str]
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def _blocks(added: dict[int, str]) -> Iterator[tuple[int, str]]:
-    """Runs of consecutive added lines as (first line number, text)."""
-    run: list[str] = []
-    first = prev = 0
-    for number in sorted(added):
-        if run and number != prev + 1:
-            yield first, "\n".join(run)
-            run = []
-        if not run:
-            first = number
-        run.append(added[number])
-        prev = number
-    if run:
-        yield first, "\n".join(run)
+class _Run:
+    """Consecutive added lines of one file, given out as chunks of bounded size.
+
+    A run longer than a window is cut as files are (see :func:`windows`): each
+    chunk but the last reports only what starts before its last ``OVERLAP``
+    characters, which open the next chunk, so memory stays bounded and a secret
+    across the cut is still seen whole.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.first = self.prev = self.size = 0
+
+    def add(self, number: int, text: str) -> Iterator[tuple[int, str, int | None]]:
+        if self.lines and number != self.prev + 1:
+            yield from self.flush()
+        if not self.lines:
+            self.first = number
+        self.lines.append(text)
+        self.prev, self.size = number, self.size + len(text) + 1
+        if self.size >= WINDOW + OVERLAP:
+            yield from self._cut()
+
+    def _cut(self) -> Iterator[tuple[int, str, int | None]]:
+        tail, tail_size = len(self.lines), 0
+        while tail > 1 and tail_size < OVERLAP:
+            tail -= 1
+            tail_size += len(self.lines[tail]) + 1
+        text = "\n".join(self.lines)
+        yield self.first, text, len(text) - tail_size + 1
+        self.first += tail
+        self.lines = self.lines[tail:]
+        self.size = tail_size
+
+    def flush(self) -> Iterator[tuple[int, str, int | None]]:
+        if self.lines:
+            yield self.first, "\n".join(self.lines), None
+        self.lines, self.size = [], 0
 
 
 def _diff_path(target: str) -> str | None:
@@ -268,14 +292,20 @@ def _added_lines(stream: BinaryIO) -> Iterator[Item]:
     """Chunks of the lines each commit adds, from a ``git log -p -U0`` stream."""
     path: str | None = None
     commit: str | None = None
-    added: dict[int, str] = {}
+    run = _Run()
     number, in_header = 0, False
+
+    def chunks(parts: Iterator[tuple[int, str, int | None]]) -> Iterator[Item]:
+        assert path is not None
+        for first, text, keep in parts:
+            yield Chunk(path, text, first, commit, keep_until=keep)
+
     for raw in stream:
         line = raw[:-1] if raw.endswith(b"\n") else raw
         if line.startswith((b"\x00commit ", b"diff --git ")):
             if path is not None:
-                yield from (Chunk(path, text, first, commit) for first, text in _blocks(added))
-            path, added, in_header = None, {}, line.startswith(b"diff")
+                yield from chunks(run.flush())
+            path, run, in_header = None, _Run(), line.startswith(b"diff")
             if line.startswith(b"\x00commit "):
                 commit = line[len(b"\x00commit ") :].decode("ascii", "replace").strip()
         elif in_header and line.startswith(b"+++ "):
@@ -283,7 +313,7 @@ def _added_lines(stream: BinaryIO) -> Iterator[Item]:
         elif (hunk := _HUNK.match(line)) is not None:
             number, in_header = int(hunk.group(1)), False
         elif line.startswith(b"+") and path is not None and not in_header:
-            added[number] = line[1:].decode("utf-8", "replace")
+            yield from chunks(run.add(number, line[1:].decode("utf-8", "replace")))
             number += 1
     if path is not None:
-        yield from (Chunk(path, text, first, commit) for first, text in _blocks(added))
+        yield from chunks(run.flush())

@@ -129,3 +129,45 @@ def test_git_range_clean_and_bad_range(repo: Path) -> None:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 2 and "git log failed" in proc.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads VmHWM from procfs")
+def test_git_range_streams_a_large_added_file_in_bounded_windows(repo: Path) -> None:
+    """46 MB added in one commit: findings exact and once each, never held whole."""
+    rng = random.Random(11)
+    start = git(repo, "rev-parse", "HEAD").strip()
+    filler = "".join(f"filler line {i:07d} {'x' * 40}\n" for i in range(1000))  # 61 KB
+    body, lines = [], 0
+    planted: list[tuple[int, str, str]] = []
+    for block in range(750):  # about 46 MB
+        if block in (131, 134, 749):  # near the first cut (8 MiB), inside its overlap, the end
+            kind = {131: "private-key", 134: "github-pat", 749: "slack-bot-token"}[block]
+            text = PLANTS[kind](rng)
+            planted.append((lines + 1 + text[: text.index("-----")].count("\n")
+                            if kind == "private-key" else lines + 1, kind, text))  # fmt: skip
+            body.append(text + "\n")
+            lines += text.count("\n") + 1
+        body.append(filler)
+        lines += 1000
+    (repo / "big.txt").write_text("".join(body))
+    git(repo, "add", "big.txt")
+    git(repo, "commit", "-q", "-m", "a large file")
+    probe = (
+        "import sys\n"
+        "from teamsync.cli import main\n"
+        "try:\n    code = main()\n"
+        "finally:\n"
+        "    hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM')]\n"
+        "    print('maxrss', hwm[0].split()[1], file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "--json", "scan", "--git-range", f"{start}..HEAD"],
+        cwd=repo, env=fake_env(), capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    found = [(f["line"], f["rule"]) for f in json.loads(proc.stdout)["findings"]]
+    assert sorted(found) == sorted((line, kind) for line, kind, _ in planted)
+    rss_kib = int(proc.stderr.rsplit("maxrss", 1)[1].split()[0])
+    # holding the addition whole peaked at 275 MB; in 8 MiB windows it is about 60 MB
+    assert rss_kib < 120 * 1024, f"peak RSS {rss_kib} KiB for a 46 MB addition"
