@@ -77,8 +77,7 @@ Unreadable = list[tuple[str, str]]
 
 
 def _note(item: Skipped, unreadable: Unreadable) -> None:
-    if item.reason != "binary":
-        unreadable.append((item.path, item.reason))
+    unreadable.append((item.path, item.reason))
 
 
 def _collect_files(req: ScanRequest, settings: Settings, scanner: Scanner,

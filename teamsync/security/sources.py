@@ -1,8 +1,9 @@
 """Where ``teamsync scan`` reads content from: files, the git index, or a commit range.
 
 Every source yields :class:`Chunk` objects (a display path, the text and the
-line number of its first line) or :class:`Skipped` notes (binary or unreadable
-files only). There is no size past which content goes unscanned: content up to
+line number of its first line) or :class:`Skipped` notes (unreadable files
+only). Binary content is scanned too, as text decoded with replacement: a NUL
+byte must not hide the token after it. There is no size past which content goes unscanned: content up to
 ``WINDOW + OVERLAP`` bytes is one chunk; larger content is read in windows of
 ``WINDOW`` bytes that overlap by ``OVERLAP`` (longer than any secret a rule
 matches, a PEM block included), each with ``keep_until`` so a finding in the
@@ -31,7 +32,6 @@ from teamsync.security.keys import is_memory_path as is_memory_path
 
 WINDOW = 8 * 1024 * 1024
 OVERLAP = 256 * 1024
-BINARY_PROBE = 8192
 SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
@@ -108,9 +108,6 @@ def _cut(buf: bytes) -> int:
 def windows(reader: _Reader, path: str) -> Iterator[Item]:
     """The content of one file or blob as chunks (one, or overlapping windows)."""
     buf = reader.read(WINDOW + OVERLAP)
-    if b"\x00" in buf[:BINARY_PROBE]:
-        yield Skipped(path, "binary")
-        return
     first_line = 1
     while True:
         extra = reader.read(WINDOW) if len(buf) >= WINDOW + OVERLAP else b""

@@ -117,7 +117,7 @@ def test_json_shape_and_exit_codes(tmp_path: Path) -> None:
     result = runner.invoke(cli, ["--json", "scan", str(memdir / "team")])
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
-    assert payload["files_scanned"] == 2
+    assert payload["files_scanned"] == 3  # all.md, clean.md and blob.bin: binaries are scanned too
     assert {tuple(sorted(f)) for f in payload["findings"]} == {
         ("fingerprint", "line", "path", "rule")
     }
@@ -210,7 +210,7 @@ def test_default_path_is_the_memory_dir(tmp_path: Path) -> None:
     memdir, _ = _planted(tmp_path)
     proc = _run(["--dir", str(memdir), "--json", "scan"], tmp_path / "memory" / "team")
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["files_scanned"] == 2
+    assert json.loads(proc.stdout)["files_scanned"] == 3  # blob.bin is scanned too
 
 
 def test_the_scanners_own_sources_scan_clean() -> None:
@@ -289,3 +289,13 @@ def test_a_read_error_mid_file_fails_the_scan(tmp_path: Path) -> None:
     proc = _run(["scan", "/proc/self/mem"], tmp_path)
     assert proc.returncode == 1
     assert "/proc/self/mem: not scanned: unreadable (Input/output error)" in proc.stderr
+
+
+def test_a_nul_byte_does_not_hide_a_token_after_it(tmp_path: Path) -> None:
+    token = PLANTS["github-pat"](random.Random(5))
+    (tmp_path / "blob.dat").write_bytes(b"\x00\x01\x02header\n" + token.encode() + b"\n")
+    proc = _run(["--json", "scan", "blob.dat"], tmp_path)
+    assert proc.returncode == 1
+    assert [(f["line"], f["rule"]) for f in json.loads(proc.stdout)["findings"]] == [
+        (2, "github-pat")
+    ]

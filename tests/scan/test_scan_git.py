@@ -171,3 +171,12 @@ def test_git_range_streams_a_large_added_file_in_bounded_windows(repo: Path) -> 
     rss_kib = int(proc.stderr.rsplit("maxrss", 1)[1].split()[0])
     # holding the addition whole peaked at 275 MB; in 8 MiB windows it is about 60 MB
     assert rss_kib < 120 * 1024, f"peak RSS {rss_kib} KiB for a 46 MB addition"
+
+
+def test_staged_blob_with_a_nul_byte_is_scanned(repo: Path) -> None:
+    token = PLANTS["slack-bot-token"](random.Random(9))
+    (repo / "data.bin").write_bytes(b"\x00binary prefix\n" + token.encode() + b"\n")
+    git(repo, "add", "data.bin")
+    code, payload = _scan(repo, "--staged")
+    assert code == 1
+    assert [(f["path"], f["line"]) for f in payload["findings"]] == [("data.bin", 2)]  # type: ignore[index]
