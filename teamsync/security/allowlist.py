@@ -119,19 +119,10 @@ def save_entries(path: Path, entries: list[Entry]) -> None:
         "version": VERSION,
         "fingerprints": [unique[k].as_dict() for k in sorted(unique)],
     }
-    import tempfile
+    from teamsync._files import write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".teamsync-allowlist-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # a file reviewed and committed with the project: readable like its other files
+    write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n", new_mode=0o644)
 
 
 def now_iso() -> str:
