@@ -1,6 +1,6 @@
 """Start-up cost of the hook-path commands, this tree against an older one, side by side.
 
-    python bench/startup.py --base /path/to/older/checkout [--runs 21]
+    python bench/startup.py --base /path/to/older/checkout [--runs 21] [--bytecode none]
 
 Runs ``teamsync --version``, a bare ``teamsync guard`` on a Write into team
 memory, and ``teamsync scan --staged`` on a 10-file commit (clean, and with
@@ -8,6 +8,14 @@ one generic ``password = "…"`` candidate), alternating the two trees run by
 run with the same interpreter (``PYTHONPATH`` picks the tree), and prints the
 median wall and CPU time of each. The machine is shared: read the CPU column
 and the ratio, and the load average printed beside them.
+
+``--bytecode cached`` (the default) measures what an installed teamsync pays:
+both trees are byte-compiled first, into a cache of the bench's own
+(``PYTHONPYCACHEPREFIX``; neither tree is written to), as pip does at install
+time, and one untimed run of each case warms it. ``--bytecode none`` sets
+``PYTHONDONTWRITEBYTECODE=1`` with no cache, so every run also compiles each
+teamsync module it imports from source: the cost then grows with the size of
+the source on the path, not with what the code does.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
@@ -49,13 +58,39 @@ def _time(cmd: list[str], env: dict[str, str], cwd: Path, stdin: str | None) -> 
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _environ(mode: str, cache: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if mode == "none":
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(cache)
+    return env
+
+
+def _compile(trees: Mapping[str, str], env: dict[str, str]) -> None:
+    for path in trees.values():
+        cmd = [sys.executable, "-m", "compileall", "-q", str(Path(path) / "teamsync")]
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="an older checkout of teamsync")
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument(
+        "--bytecode",
+        choices=("cached", "none"),
+        default="cached",
+        help="cached: byte-compiled first, as installed (default); none: compile every run",
+    )
     args = parser.parse_args()
     trees = {"base": os.path.abspath(args.base), "this": str(HERE)}
     work = Path(tempfile.mkdtemp(prefix="teamsync-startup-"))
+    base_env = _environ(args.bytecode, work / "pycache")
+    if args.bytecode == "cached":
+        _compile(trees, base_env)
     memdir = work / "memory"
     (memdir / "team").mkdir(parents=True)
     payload = json.dumps(
@@ -78,13 +113,20 @@ def main() -> int:
         "scan --staged, one candidate": (
             [py, "-m", "teamsync", "scan", "--staged"], _staged_repo(work, True), None),
     }  # fmt: skip
+    print(f"bytecode: {args.bytecode}, runs: {args.runs}")
     print(f"{'case':34} {'tree':5} {'wall ms':>9} {'CPU ms':>8}")
     for name, (cmd, cwd, stdin) in cases.items():
         samples: dict[str, list[tuple[float, float]]] = {t: [] for t in trees}
+        envs = {
+            tree: dict(base_env, PYTHONPATH=path, TEAMSYNC_DIR=str(memdir), HOME=str(work))
+            for tree, path in trees.items()
+        }
+        if args.bytecode == "cached":
+            for env in envs.values():  # warm the cache for the standard library too
+                _time(cmd, env, cwd, stdin)
         for _ in range(args.runs):
-            for tree, path in trees.items():
-                env = dict(os.environ, PYTHONPATH=path, TEAMSYNC_DIR=str(memdir), HOME=str(work))
-                samples[tree].append(_time(cmd, env, cwd, stdin))
+            for tree in trees:
+                samples[tree].append(_time(cmd, envs[tree], cwd, stdin))
         cpu = {}
         for tree in trees:
             wall = statistics.median(s[0] for s in samples[tree]) * 1000

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 from teamsync.limits import TEMP_PREFIX
@@ -46,6 +45,8 @@ def write_atomic(
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = new_mode
+    import tempfile  # not at import: a reader of baselines never pays for it
+
     fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

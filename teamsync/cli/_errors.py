@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import traceback
+from typing import TYPE_CHECKING
 
 import click
 
-from teamsync._extras import missing_extra
-from teamsync.errors import TeamsyncError
+if TYPE_CHECKING:
+    from teamsync.errors import TeamsyncError
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -49,20 +49,32 @@ def run_with_exit_codes(command: click.Command, args: list[str]) -> int:
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except TeamsyncError as exc:
+    except Exception as exc:  # noqa: BLE001 - sorted out below; the last resort reports a bug
+        return _failed(report, exc)
+    return int(result) if isinstance(result, int) else EXIT_OK
+
+
+def _failed(report: _Reporter, exc: Exception) -> int:
+    """The exit code for an exception out of a command (and its message).
+
+    The error classes are imported here, when something failed: ``teamsync
+    --version`` and other successful runs never load them.
+    """
+    from teamsync.errors import TeamsyncError
+
+    if isinstance(exc, TeamsyncError):
         report.error(exc, error_kind(exc))
         return exc.exit_code
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         return EXIT_FINDINGS
-    except ModuleNotFoundError as exc:
+    if isinstance(exc, ModuleNotFoundError):
+        from teamsync._extras import missing_extra
+
         missing = missing_extra(exc)
-        if missing is None:
-            return report.unexpected(exc)
-        report.error(missing, "missing-extra")
-        return missing.exit_code
-    except Exception as exc:  # noqa: BLE001 - the last resort, with a pointer for a bug report
-        return report.unexpected(exc)
-    return int(result) if isinstance(result, int) else EXIT_OK
+        if missing is not None:
+            report.error(missing, "missing-extra")
+            return missing.exit_code
+    return report.unexpected(exc)
 
 
 _GLOBAL = ("--dir", "--json", "--quiet", "-q", "--verbose", "-v", "--color")
@@ -120,6 +132,8 @@ class _Reporter:
     def unexpected(self, exc: BaseException) -> int:
         click.echo(f"error: unexpected {type(exc).__name__}: {exc}", err=True)
         if self.verbose:
+            import traceback
+
             traceback.print_exc()
         else:
             click.echo(

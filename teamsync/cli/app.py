@@ -8,14 +8,12 @@ conflicts or a :class:`~teamsync.errors.TeamsyncError`; 2 usage; 3 unexpected;
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
 
 import click
 
 from teamsync._version import __version__
-from teamsync.cli._common import AppContext
 
 # verb -> "module:attribute"; a module that does not exist yet is simply not listed.
 COMMANDS: dict[str, str] = {
@@ -55,6 +53,8 @@ class LazyGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib  # only for a mistyped verb
+
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
             hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
             raise click.UsageError(
@@ -118,6 +118,8 @@ def cli(
     """
     if quiet and verbose:
         raise click.UsageError("choose one of --quiet and --verbose")
+    from teamsync.cli._common import AppContext  # not for --version / --help
+
     ctx.obj = AppContext.create(
         memdir=memdir, json_mode=json_mode, quiet=quiet, verbose=verbose, color=color
     )

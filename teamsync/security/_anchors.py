@@ -6,7 +6,7 @@ rules_anchors`); used only while ``FINGERPRINT`` matches the rules.
 
 from __future__ import annotations
 
-FINGERPRINT = "c3de382a326e697784f8cb92b1780c83c76dc170c6cb3673606c6d47f3839107"
+FINGERPRINT = "crc32:52:d7805a8b"
 ANCHORS: tuple[tuple[tuple[str, bool], ...] | None, ...] = (
     (("tsm_", False),),
     (("A3T", False), ("ABIA", False), ("ACCA", False), ("AKIA", False), ("ASIA", False)),

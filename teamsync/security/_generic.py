@@ -6,13 +6,41 @@ plausible value). Importing detect-secrets costs ~100 ms, 68 ms of it its
 hands detect-secrets a module object that imports ``requests`` on first
 attribute access (and the same for ``multiprocessing``, which only its
 multi-file scan uses), and the three plugins are built directly rather than through
-detect-secrets' registry (which imports every plugin module, and one of them
-reads ``requests.Response`` at import time). A candidate line then costs
-~30 ms of import instead of ~100. Each
+detect-secrets' registry (which imports every plugin module). A candidate line
+then costs ~30 ms of import instead of ~100. Each
 candidate is rewritten as ``key = "value"`` so every detect-secrets file type
 reads it the same way, then detect-secrets' KeywordDetector and high-entropy
 plugins run with its heuristic filters, inside one ``transient_settings``
-block that leaves detect-secrets' global settings as they were.
+block that leaves detect-secrets' global settings as they were. The lines go
+through the stages of detect-secrets' own ``_process_line_based_plugins`` (line
+filters, ``_scan_line`` with its secret filters, context filters), with our
+plugin instances in place of the registry's.
+
+Why not the documented entry points (measured on detect-secrets 1.5.0 for
+issue 13 by ``bench/generic_api.py``; figures in docs/benchmarks.md):
+
+- ``scan_line`` under ``transient_settings(_CONFIG)`` builds its plugins through
+  the registry, which imports all 27 plugin modules. Two of them read
+  ``requests.Response`` in annotations at import time; a stand-in that answers
+  such module-level reads with a lazy reference keeps ``requests`` unloaded,
+  but the registry alone makes detect-secrets' import and first line scan
+  cost half as much again: 32 against 22 ms CPU (60 detect-secrets modules
+  loaded against 37), and ``scan --staged`` of a 10-file commit holding one
+  candidate 136 against 116 ms (medians of 15 fresh processes, load 5).
+  And it is the ad-hoc string scan, with other findings: it runs the
+  high-entropy plugins in eager mode (when the quoted search finds nothing,
+  unquoted substrings, with no entropy limit), skips the line filters
+  (``is_indirect_reference``) and ignores the file name. Fed 616 (path, key,
+  value) triples directly, it flagged 140 more and changed the rule, and so the
+  fingerprint, of 84. Behind this module's callers the two agreed on every
+  input tried (the candidates of both 10 MB benchmark corpora, 1,001 edge
+  lines end to end), but only because teamsync's candidate filters drop those
+  values first.
+- ``SecretsCollection.scan_file`` reads the file from disk, so the candidate
+  secrets would have to be written out; ``scan_diff`` needs ``unidiff`` (not a
+  dependency), builds its plugins through the same registry, and adds a
+  file-name filter stage (``is_invalid_file`` drops a path that is not a file
+  in the working directory) that the line pipeline here does not have.
 
 Nothing here keeps, logs or raises the secret: results are (index, rule id,
 fingerprint), and a detect-secrets failure is reported by its type name only.
@@ -67,9 +95,16 @@ def _rule_for(secret_type: str) -> str:
 
 
 class _OnFirstUse(types.ModuleType):
-    """Stands in for a module until an attribute is read, then imports the real one."""
+    """Stands in for a module until an attribute is read, then imports the real one.
+
+    The stand-in leaves ``sys.modules`` first: importing its own name would
+    otherwise hand the stand-in back (endless recursion). Modules that captured
+    it keep reaching the real module through it.
+    """
 
     def __getattr__(self, name: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
         real = importlib.import_module(self.__name__)
         return getattr(real, name)
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -241,6 +240,8 @@ def hyperscan_finder(anchors: Sequence[Anchor]) -> Finder | None:
         )
     except Exception:  # noqa: BLE001 - a missing or broken wheel means the fallback
         return None
+    import threading
+
     lengths = [len(literal.encode("utf-8")) for literal, _ in anchors]
     local = threading.local()  # a scratch space may serve one scan at a time: one per thread
 

@@ -14,12 +14,7 @@ markers) are built from parts, so this file never flags itself.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
-import hashlib
-import json
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,6 +79,8 @@ def looks_like_placeholder(value: str) -> bool:
     lowered = value.lower()
     if any(mark in value for mark in _PLACEHOLDER_MARKS):
         return True
+    import hashlib  # a candidate exists: a clean text never loads OpenSSL
+
     if hashlib.sha256(value.encode()).hexdigest() in _KNOWN_EXAMPLES:
         return True
     if len(value) >= 16 and len(set(value[-16:])) < 4:
@@ -110,6 +107,10 @@ def _url_password(value: str) -> bool:
 
 
 def _jwt(value: str) -> bool:
+    import base64
+    import binascii
+    import json
+
     header = value.split(".", 1)[0]
     try:
         decoded = json.loads(base64.urlsafe_b64decode(header + "=" * (-len(header) % 4)))
@@ -121,10 +122,12 @@ def _jwt(value: str) -> bool:
 
 
 def _shannon(value: str) -> float:
+    from math import log2
+
     counts: dict[str, int] = {}
     for c in value:
         counts[c] = counts.get(c, 0) + 1
-    return -sum(k / len(value) * math.log2(k / len(value)) for k in counts.values())
+    return -sum(k / len(value) * log2(k / len(value)) for k in counts.values())
 
 
 def _aws_secret(value: str) -> bool:
@@ -138,6 +141,9 @@ def _aws_secret(value: str) -> bool:
 
 def _discord_token(value: str) -> bool:
     """The first segment of a Discord token is the base64 of a numeric user id."""
+    import base64
+    import binascii
+
     head = value.split(".", 1)[0]
     try:
         decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)).decode("ascii")
@@ -687,11 +693,13 @@ def generic_value_plausible(value: str) -> bool:
 
 
 def _entropy(value: str) -> float:
+    from math import log2
+
     counts: dict[str, int] = {}
     for c in value:
         counts[c] = counts.get(c, 0) + 1
     n = len(value)
-    return -sum(k / n * math.log2(k / n) for k in counts.values())
+    return -sum(k / n * log2(k / n) for k in counts.values())
 
 
 def generic_value_random(value: str) -> bool:

@@ -29,9 +29,7 @@ fingerprints.
 
 from __future__ import annotations
 
-import bisect
 import functools
-import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -87,6 +85,8 @@ class Finding:
 
 def fingerprint(rule_id: str, secret: str) -> str:
     """The stable identity of one secret under one rule (hex, truncated sha256)."""
+    import hashlib  # loaded only once there is a finding (OpenSSL costs a hook ~2 ms)
+
     data = f"{rule_id}\x00{secret}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()[:FINGERPRINT_LENGTH]
 
@@ -171,11 +171,19 @@ def _plan(engine: str | None) -> _Plan:
 
 
 def rules_fingerprint() -> str:
-    """What the anchor table depends on: every rule's id, keywords, pattern and flags."""
-    digest = hashlib.sha256()
+    """What the anchor table depends on: every rule's id, keywords, pattern and flags.
+
+    A CRC-32 of them: it tells a stale table from a current one (a maintainer's
+    slip, not an attack: whoever can edit the table can edit the rules), and
+    ``zlib`` is cheap to load where ``hashlib`` is not.
+    """
+    import zlib
+
+    crc = 0
     for rule in RULES:
-        digest.update(repr((rule.id, rule.keywords, rule.regex.pattern, rule.regex.flags)).encode())
-    return digest.hexdigest()
+        rule_key = (rule.id, rule.keywords, rule.regex.pattern, rule.regex.flags)
+        crc = zlib.crc32(repr(rule_key).encode("utf-8", "surrogatepass"), crc)
+    return f"crc32:{len(RULES)}:{crc:08x}"
 
 
 def rules_anchors(*, use_table: bool = True) -> list[tuple[Anchor, ...] | None]:
@@ -322,7 +330,9 @@ class _Taken:
         self._new: list[tuple[int, int]] = []
 
     def overlaps(self, start: int, end: int) -> bool:
-        at = bisect.bisect_right(self.starts, start) - 1
+        from bisect import bisect_right  # only once a rule matched
+
+        at = bisect_right(self.starts, start) - 1
         if at >= 0 and self.ends[at] > start:
             return True
         return at + 1 < len(self.starts) and self.starts[at + 1] < end

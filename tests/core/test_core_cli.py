@@ -77,14 +77,32 @@ def test_debug_env_shows_traceback(
     assert "Traceback" in capsys.readouterr().err
 
 
+def _fresh(code: str) -> str:
+    """The stdout of ``code`` run by a fresh interpreter (what a hook process imports)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def test_guard_fast_path_skips_click() -> None:
-    code = (
+    out = _fresh(
         "import sys, io; sys.stdin = io.StringIO('{}'); "
         "from teamsync.cli import main; rc = main(['guard']); "
         "print(rc, 'click' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "0 False"
+    assert out.strip() == "0 False"
+
+
+def test_version_loads_only_click_and_the_cli() -> None:
+    # --version is answered by click before any command runs: no settings, output or
+    # error classes (and so no dataclasses, difflib or traceback) are imported for it.
+    out = _fresh(
+        "import sys; from teamsync.cli import main; rc = main(['--version']); "
+        "mods = ['teamsync.config', 'teamsync.output', 'teamsync.errors', 'dataclasses', "
+        "'difflib', 'traceback']; print(rc, [m for m in mods if m in sys.modules])"
+    )
+    assert out.startswith("teamsync, version ")
+    assert out.strip().splitlines()[-1] == "0 []"
 
 
 def test_guard_with_other_options_goes_through_click(capsys: pytest.CaptureFixture[str]) -> None:

@@ -209,6 +209,31 @@ def test_guard_imports_nothing_heavy(memdir: Path, tmp_path: Path, name: str) ->
     assert report == {"code": 0, "heavy": []}
 
 
+START_UP = ("click", "hashlib", "threading", "tempfile", "difflib", "math", "base64", "bisect")
+"""A millisecond or more each of a hook's start-up (hashlib loads OpenSSL); a clean write needs none."""
+
+
+def test_fast_path_clean_write_loads_no_start_up_weight(memdir: Path, tmp_path: Path) -> None:
+    code = (
+        "import io, json, sys\n"
+        "from teamsync.cli import main\n"
+        "sys.stdin = io.StringIO(sys.argv[1])\n"
+        "code = main(['guard'])\n"
+        "loaded = [m for m in " + repr(START_UP) + " if m in sys.modules]\n"
+        "print(json.dumps({'code': code, 'loaded': loaded}), file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, fill("write-team-clean.json", memdir, tmp_path)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "TEAMSYNC_DIR": str(memdir), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout == ""  # allowed: no decision printed
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == {"code": 0, "loaded": []}
+
+
 def test_size_limit_matches_the_memdir_format() -> None:
     from teamsync.hooks.guard import MAX_MEMORY_BYTES
     from teamsync.memdir.format import MAX_MEMORY_BYTES as FORMAT_LIMIT

@@ -122,6 +122,27 @@ def test_running_past_the_budget_is_a_deny(memdir: Path) -> None:
     assert reason is not None and "budget" in reason
 
 
+def test_off_the_main_thread_the_guard_still_judges_and_leaves_sigalrm_alone(
+    memdir: Path,
+) -> None:
+    import signal
+    import threading
+
+    before = signal.getsignal(signal.SIGALRM)
+    reasons: dict[str, str | None] = {}
+
+    def judge() -> None:  # no budget timer can be set here; the verdicts must not change
+        reasons["secret"] = run(memdir, write(memdir, "team/x.md", f"token {TOKEN}\n"))
+        reasons["clean"] = run(memdir, write(memdir, "team/x.md", "hello\n"))
+
+    thread = threading.Thread(target=judge)
+    thread.start()
+    thread.join(timeout=60)
+    assert reasons["secret"] is not None and "github-pat" in reasons["secret"]
+    assert reasons["clean"] is None
+    assert signal.getsignal(signal.SIGALRM) is before
+
+
 @pytest.mark.parametrize(
     "raw",
     [

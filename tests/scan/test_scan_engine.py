@@ -185,6 +185,23 @@ def test_generic_candidate_does_not_import_requests(tmp_path: Path) -> None:
     assert proc.stdout.split() == ["1", "False", "True"]
 
 
+def test_the_requests_stand_in_imports_the_real_module_on_first_use() -> None:
+    # A read of the stand-in's attribute must import requests itself, not find the
+    # stand-in again under its name (that recursed without end).
+    probe = (
+        "import sys\nfrom teamsync.security._generic import _requests_deferred\n"
+        "assert 'requests' not in sys.modules\n"
+        "with _requests_deferred():\n"
+        "    import requests\n"
+        "    kind = type(requests).__name__\n"
+        "    error = requests.exceptions.RequestException\n"
+        "print(kind, type(sys.modules['requests']).__name__, error.__name__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    assert proc.stdout.split() == ["_OnFirstUse", "module", "RequestException"]
+
+
 def _big(tail: str, size: int) -> tuple[str, list[int]]:
     """A text of about ``size`` bytes with a secret at each window edge and at the end."""
     g = random.Random(11)
