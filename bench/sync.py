@@ -15,7 +15,8 @@ Usage: ``python bench/sync.py [--sizes 100,1000,10000] [--repeat 5]``
 ``--noop-only [--repeat 11]`` measures only the no-op floor, per size: interpreter
 start (``python -c pass``, ``python -S -c pass``), ``teamsync --version``, a
 no-op ``git fetch`` and ``git ls-remote`` against the same local bare repository,
-``git status`` in the clone (git's own look at every file), and the no-op
+``git status`` in the clone (git's own look at every file), a Python process
+that only ``lstat``\ s every file in ``team/`` (the local half of the floor), and the no-op
 ``teamsync sync`` / ``status`` / ``--json sync`` CLI processes (the fast path)
 and ``teamsync sync`` with ``TEAMSYNC_NO_FAST_PATH=1`` (the full path), run
 round-robin (so load hits all alike); wall and CPU (children rusage) medians,
@@ -146,6 +147,14 @@ def bench_size(n: int, repeat: int, work: Path) -> dict[str, object]:
     return res
 
 
+LSTAT = (
+    "import os, sys\nstack = [sys.argv[1]]\nwhile stack:\n    with os.scandir(stack.pop()) as it:\n"
+    "        for e in it:\n            (stack.append(e.path) if e.is_dir(follow_symlinks=False)\n"
+    "             else e.stat(follow_symlinks=False))\n"
+)
+"""The local half of the floor: start Python and ``lstat`` every file below a directory."""
+
+
 def bench_home(base: Path) -> Path:
     """Make ``base`` this process's HOME, with a git identity; return it."""
     os.environ["HOME"] = str(base)
@@ -183,6 +192,7 @@ def bench_noop(n: int, repeat: int, work: Path) -> dict[str, object]:
         "git fetch": (["git", "fetch", "-q"], clone, env),
         "git ls-remote": (["git", "ls-remote", "-q", url, f"refs/heads/{BRANCH}"], None, env),
         "git status": (["git", "status", "--porcelain"], clone, env),
+        "python: lstat every file in team/": ([py, "-c", LSTAT, str(reader.team)], None, env),
         "teamsync sync": ([TEAMSYNC, "sync"], None, env),
         "teamsync status": ([TEAMSYNC, "status"], None, env),
         "teamsync --json sync": ([TEAMSYNC, "--json", "sync"], None, env),
@@ -245,7 +255,8 @@ def main_noop(sizes: list[int], repeat: int) -> None:
     (out / "sync_noop.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     meta = f"Machine: {os.cpu_count()} cores, git {git('--version').split()[-1]}, Python " \
-           f"{sys.version.split()[0]}; repeat={repeat}; load average at the end {load}."  # fmt: skip
+           f"{sys.version.split()[0]} ({sys.executable}); repeat={repeat}; load average at " \
+           f"the end {load}."  # fmt: skip
     text = noop_section(results, meta)
     print(text)
     write_section_named(ROOT / "docs/benchmarks.md", "## Sync no-op floor", text)
