@@ -12,6 +12,16 @@ and the raw numbers in ``bench/out/sync.json``.
 
 Usage: ``python bench/sync.py [--sizes 100,1000,10000] [--repeat 5]``
 
+``--noop-only [--repeat 11]`` measures only the no-op floor, per size: interpreter
+start (``python -c pass``, ``python -S -c pass``), ``teamsync --version``, a
+no-op ``git fetch`` and ``git ls-remote`` against the same local bare repository,
+``git status`` in the clone (git's own look at every file), a Python process
+that only ``lstat``\ s every file in ``team/`` (the local half of the floor), and the no-op
+``teamsync sync`` / ``status`` / ``--json sync`` CLI processes (the fast path)
+and ``teamsync sync`` with ``TEAMSYNC_NO_FAST_PATH=1`` (the full path), run
+round-robin (so load hits all alike); wall and CPU (children rusage) medians,
+written to ``bench/out/sync_noop.json`` and the "Sync no-op floor" section.
+
 ``--rest [--old-tree DIR]`` measures the REST backend instead (requests and
 bytes down per operation, this tree's client beside an older tree's, see
 :mod:`bench.sync_rest`) and writes the "Sync over REST" section and
@@ -23,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -136,6 +147,121 @@ def bench_size(n: int, repeat: int, work: Path) -> dict[str, object]:
     return res
 
 
+LSTAT = (
+    "import os, sys\nstack = [sys.argv[1]]\nwhile stack:\n    with os.scandir(stack.pop()) as it:\n"
+    "        for e in it:\n            (stack.append(e.path) if e.is_dir(follow_symlinks=False)\n"
+    "             else e.stat(follow_symlinks=False))\n"
+)
+"""The local half of the floor: start Python and ``lstat`` every file below a directory."""
+
+
+def bench_home(base: Path) -> Path:
+    """Make ``base`` this process's HOME, with a git identity; return it."""
+    os.environ["HOME"] = str(base)
+    (base / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = bench@example.invalid\n")
+    return base
+
+
+def timed_cpu(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
+    """(wall, children CPU) seconds of one process that must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    run(cmd, env, cwd)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def bench_noop(n: int, repeat: int, work: Path) -> dict[str, object]:
+    """The no-op floor at ``n`` memories: every command round-robin, ``repeat`` times each."""
+    (writer, reader) = make_team(work, ("writer", "reader"))
+    seed_remote(writer.remote, {f"m{i:05d}.md": memory_text(i) for i in range(n)})
+    env = reader.environ
+    url = f"file://{writer.remote}"
+    clone = work / "clone"
+    run(["git", "clone", "-q", "--single-branch", "-b", BRANCH, url, str(clone)], env)
+    run([TEAMSYNC, "pull"], env)
+    time.sleep(2.1)  # let the stat cache trust the freshly written files
+    run([TEAMSYNC, "sync"], env)
+    py = sys.executable
+    full = {**env, "TEAMSYNC_NO_FAST_PATH": "1"}
+    commands: dict[str, tuple[list[str], Path | None, dict[str, str]]] = {
+        "python -c pass": ([py, "-c", "pass"], None, env),
+        "python -S -c pass": ([py, "-S", "-c", "pass"], None, env),
+        "teamsync --version": ([TEAMSYNC, "--version"], None, env),
+        "git fetch": (["git", "fetch", "-q"], clone, env),
+        "git ls-remote": (["git", "ls-remote", "-q", url, f"refs/heads/{BRANCH}"], None, env),
+        "git status": (["git", "status", "--porcelain"], clone, env),
+        "python: lstat every file in team/": ([py, "-c", LSTAT, str(reader.team)], None, env),
+        "teamsync sync": ([TEAMSYNC, "sync"], None, env),
+        "teamsync status": ([TEAMSYNC, "status"], None, env),
+        "teamsync --json sync": ([TEAMSYNC, "--json", "sync"], None, env),
+        "teamsync sync (full path)": ([TEAMSYNC, "sync"], None, full),
+    }
+    walls: dict[str, list[float]] = {k: [] for k in commands}
+    cpus: dict[str, list[float]] = {k: [] for k in commands}
+    for _ in range(repeat):
+        for name, (cmd, cwd, how) in commands.items():
+            wall, cpu = timed_cpu(cmd, how, cwd)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    res: dict[str, object] = {"files": n, "repeat": repeat}
+    for name in commands:
+        res[name] = {
+            "wall_s": round(statistics.median(walls[name]), 4),
+            "cpu_s": round(statistics.median(cpus[name]), 4),
+        }
+    return res
+
+
+def noop_section(results: list[dict[str, object]], meta: str) -> str:
+    names = [k for k in results[0] if k not in ("files", "repeat")]
+    rows = [
+        "## Sync no-op floor",
+        "",
+        "`python bench/sync.py --noop-only` — a no-op against a local bare `file://` remote, every",
+        "command run round-robin in the same run; medians of wall / CPU (children rusage) time.",
+        f"{meta}",
+        "",
+        "| command | " + " | ".join(f"{r['files']:,} files" for r in results) + " |",
+        "|---|" + "---:|" * len(results),
+    ]
+    for name in names:
+        cells = " | ".join(
+            f"{r[name]['wall_s'] * 1000:.0f} / {r[name]['cpu_s'] * 1000:.0f} ms"  # type: ignore[index]
+            for r in results
+        )
+        rows.append(f"| `{name}` | {cells} |")
+    for label, unit in (("wall", "wall_s"), ("CPU", "cpu_s")):
+        ratio = " | ".join(
+            f"{r['teamsync sync'][unit] / r['git fetch'][unit]:.1f}x"  # type: ignore[index]
+            for r in results
+        )
+        rows.append(f"| **`teamsync sync` / `git fetch` ({label})** | {ratio} |")
+    return "\n".join(rows) + "\n"
+
+
+def main_noop(sizes: list[int], repeat: int) -> None:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="teamsync-noop-bench-") as tmp:
+        base = bench_home(Path(tmp))
+        for n in sizes:
+            work = base / f"n{n}"
+            work.mkdir()
+            results.append(bench_noop(n, repeat, work))
+            print(json.dumps(results[-1]), flush=True)
+    out = ROOT / "bench/out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sync_noop.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    meta = f"Machine: {os.cpu_count()} cores, git {git('--version').split()[-1]}, Python " \
+           f"{sys.version.split()[0]} ({sys.executable}); repeat={repeat}; load average at " \
+           f"the end {load}."  # fmt: skip
+    text = noop_section(results, meta)
+    print(text)
+    write_section_named(ROOT / "docs/benchmarks.md", "## Sync no-op floor", text)
+
+
 def plot(results: list[dict[str, object]], path: Path) -> None:
     import matplotlib
 
@@ -241,17 +367,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rest", action="store_true", help="the REST backend (requests, bytes)")
     parser.add_argument("--old-tree", help="with --rest: an older source tree to compare with")
+    parser.add_argument("--noop-only", action="store_true", help="only the git no-op floor")
     args = parser.parse_args()
+    if args.noop_only:
+        main_noop([int(s) for s in args.sizes.split(",")], args.repeat)
+        return
     if args.rest:
         main_rest([int(s) for s in args.sizes.split(",")], args.old_tree)
         return
     results = []
     with tempfile.TemporaryDirectory(prefix="teamsync-bench-") as tmp:
-        base = Path(tmp)
-        os.environ["HOME"] = str(base)
-        (base / ".gitconfig").write_text(
-            "[user]\n\tname = Bench\n\temail = bench@example.invalid\n"
-        )
+        base = bench_home(Path(tmp))
         for n in (int(s) for s in args.sizes.split(",")):
             work = base / f"n{n}"
             work.mkdir()
@@ -284,7 +410,7 @@ def main_rest(sizes: list[int], old_tree: str | None) -> None:
     body = (
         "## Sync over REST\n\n"
         "Real `teamsync` CLI runs (separate processes) against one `teamsync` server app under "
-        "uvicorn on loopback; requests and bytes down (status line, headers, body) counted by "
+        "uvicorn on loopback; requests and bytes down and up (status line, headers, body) counted by "
         f"an ASGI wrapper (`testing/counting.py`). `new` is this tree; {old}"
         "each memory is about 1 KB. One run per cell (wall times are single samples on a "
         f"shared {os.cpu_count()}-core machine, load average {load}).\n\n{text}\n"

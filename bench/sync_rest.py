@@ -1,11 +1,12 @@
-"""REST part of ``bench/sync.py``: requests and bytes down per operation, old client vs new.
+"""REST part of ``bench/sync.py``: requests and bytes down and up per operation, old client vs new.
 
 Both clients are the real ``teamsync`` CLI, run as separate processes against
 one real ``teamsync`` server app under uvicorn on loopback: the *new* client
 is this tree, the *old* one is another tree given with ``--old-tree`` (the
 code before issue 15, e.g. the lead's main checkout), selected by
 ``PYTHONPATH``. Each request and each byte the server sends (status line,
-headers, body) is counted by :class:`testing.counting.Counter`.
+headers, body), and each the client sends, is counted by
+:class:`testing.counting.Counter`.
 
 Operations, per size: the initial pull of a fresh teammate, a no-op ``sync``,
 a one-file pull (a teammate changed one memory), a one-file push.
@@ -83,6 +84,7 @@ def bench_rest(sizes: list[int], trees: dict[str, str], work: Path) -> list[dict
                             "operation": op,
                             "requests": counter.requests,
                             "bytes_down": counter.down,
+                            "bytes_up": counter.up,
                             "seconds": round(took, 3),
                             "calls": [
                                 f"{r.method} {r.target.split('?')[0]} {r.status}"
@@ -104,13 +106,13 @@ def bench_rest(sizes: list[int], trees: dict[str, str], work: Path) -> list[dict
 
 def table(rows: list[dict[str, Any]]) -> str:
     out = [
-        "| memories | operation | client | requests | bytes down | wall s |",
-        "|---:|---|---|---:|---:|---:|",
+        "| memories | operation | client | requests | bytes down | bytes up | wall s |",
+        "|---:|---|---|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
             f"| {r['memories']:,} | {r['operation']} | {r['client']} | {r['requests']} | "
-            f"{r['bytes_down']:,} | {r['seconds']:.2f} |"
+            f"{r['bytes_down']:,} | {r.get('bytes_up', 0):,} | {r['seconds']:.2f} |"
         )
     return "\n".join(out)
 

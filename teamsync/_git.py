@@ -14,7 +14,8 @@ and the test helpers go through :func:`run`. It
 - turns a missing git into :class:`~teamsync.errors.ToolMissing` and leaves
   every other failure to the caller, who knows what it means.
 
-Stdlib only: the scanner's pre-commit path imports it.
+Stdlib only and light (no dataclass, no pathlib at run time): the scanner's
+pre-commit path and the CLI's fast no-op path import it.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from teamsync.errors import ToolMissing
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["GitResult", "clean_env", "popen", "run"]
 
@@ -90,8 +91,7 @@ def _for_git(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-@dataclass(frozen=True)
-class GitResult:
+class GitResult(NamedTuple):
     returncode: int
     stdout: bytes
     stderr: str
@@ -141,7 +141,7 @@ def run(
             check=False,
         )
     except OSError as exc:
-        raise ToolMissing.from_args("git", exc.strerror) from None
+        raise _missing(exc) from None
     return GitResult(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
 
 
@@ -165,4 +165,10 @@ def popen(
             stderr=subprocess.PIPE,
         )
     except OSError as exc:
-        raise ToolMissing.from_args("git", exc.strerror) from None
+        raise _missing(exc) from None
+
+
+def _missing(exc: OSError) -> Exception:
+    from teamsync.errors import ToolMissing
+
+    return ToolMissing.from_args("git", exc.strerror)

@@ -15,13 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from teamsync._env import wants_color, xdg_dir
+
 
 def _xdg(environ: Mapping[str, str], var: str, fallback: str) -> Path:
-    value = environ.get(var)
-    if value and os.path.isabs(value):
-        return Path(value) / "teamsync"
-    home = environ.get("HOME") or str(Path.home())
-    return Path(home) / fallback / "teamsync"
+    return Path(xdg_dir(environ, var, fallback))
 
 
 @dataclass(frozen=True)
@@ -60,9 +58,7 @@ class Settings:
         chosen = dir if dir is not None else (env.get("TEAMSYNC_DIR") or None)
 
         def decide(tty: bool) -> bool:
-            if color in ("always", "never"):
-                return color == "always"
-            return tty and "NO_COLOR" not in env and env.get("TERM") != "dumb"
+            return wants_color(tty, color, env)
 
         return cls(
             dir=Path(chosen).expanduser() if chosen is not None else None,

@@ -5,16 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, TextIO
-
-
-def _stdout() -> TextIO:
-    return sys.stdout
-
-
-def _stderr() -> TextIO:
-    return sys.stderr
 
 
 def printable(text: str) -> str:
@@ -28,22 +19,33 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact_name(text))
 
 
-@dataclass
 class Output:
     """Human lines go to ``err`` in JSON mode so stdout holds exactly one JSON object.
 
     ``color`` is for ``out``, ``err_color`` for ``err`` (None: the same as
     ``color``); each stream's own terminal decides. ``quiet`` drops info lines
     (warnings and errors stay); ``verbose`` lets :meth:`debug` lines through.
+    A plain class, not a dataclass: the CLI's fast no-op path prints through it
+    before the dataclass machinery is imported.
     """
 
-    json_mode: bool = False
-    color: bool = False
-    quiet: bool = False
-    out: TextIO = field(default_factory=_stdout)
-    err: TextIO = field(default_factory=_stderr)
-    err_color: bool | None = None
-    verbose: bool = False
+    def __init__(
+        self,
+        json_mode: bool = False,
+        color: bool = False,
+        quiet: bool = False,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        err_color: bool | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.json_mode, self.color, self.quiet, self.verbose = json_mode, color, quiet, verbose
+        self.out: TextIO = out if out is not None else sys.stdout
+        self.err: TextIO = err if err is not None else sys.stderr
+        self.err_color = err_color
+
+    def __repr__(self) -> str:
+        return f"Output(json_mode={self.json_mode}, quiet={self.quiet}, verbose={self.verbose})"
 
     def _style(self, text: str, code: str, stream: TextIO | None = None) -> str:
         on = self.color

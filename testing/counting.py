@@ -1,9 +1,10 @@
-"""A pure ASGI wrapper that counts what a server sends: requests, and bytes down.
+"""A pure ASGI wrapper that counts what a server sends: requests, and bytes down (and up).
 
 Bytes down are counted as the client receives them over HTTP/1.1: the status
 line and headers (as uvicorn frames them, approximated by ``name: value\\r\\n``)
-plus every body chunk. Each request is logged as ``(method, path?query,
-status, bytes)`` so tests and ``bench/sync.py`` can see exactly what ran.
+plus every body chunk; bytes up the same way for the request line, headers and
+body. Each request is logged as ``(method, path?query, status, bytes)`` so tests
+and ``bench/sync.py`` can see exactly what ran.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class Counted:
     target: str
     status: int = 0
     down: int = 0
+    up: int = 0
+    """Request line, headers and body, as sent."""
     body: bytes = b""
     """The response body (the first :data:`KEEP_BODY` bytes)."""
 
@@ -49,7 +52,15 @@ class Counter:
             return
         query = scope.get("query_string", b"").decode("latin-1")
         row = Counted(scope["method"], scope["path"] + (f"?{query}" if query else ""))
+        row.up = len(f"{row.method} {row.target} HTTP/1.1\r\n") + 2
+        row.up += sum(len(k) + len(v) + 4 for k, v in scope.get("headers", []))
         self.log.append(row)
+
+        async def reading() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                row.up += len(message.get("body", b""))
+            return message
 
         async def counting(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -63,7 +74,7 @@ class Counter:
                     row.body += chunk[: KEEP_BODY - len(row.body)]
             await send(message)
 
-        await self.app(scope, receive, counting)
+        await self.app(scope, reading, counting)
 
     def reset(self) -> None:
         self.log.clear()
@@ -75,3 +86,7 @@ class Counter:
     @property
     def down(self) -> int:
         return sum(r.down for r in self.log)
+
+    @property
+    def up(self) -> int:
+        return sum(r.up for r in self.log)

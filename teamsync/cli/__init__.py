@@ -7,7 +7,9 @@ first use.
 
 One fast path: Claude Code runs ``teamsync guard`` before every Write or Edit,
 so a bare ``teamsync guard [--event PreToolUse]`` answers without importing
-click at all (about 20 ms of a budget of 100). Any other form goes through click.
+click at all (about 20 ms of a budget of 100). A no-op ``sync`` / ``status`` /
+``pull`` / ``push`` on the git backend is answered the same way
+(:mod:`teamsync.commands.sync_fast`). Any other form goes through click.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from teamsync.commands.guard import fast_guard
 
         return fast_guard()
+    if args and args[-1] in ("sync", "status", "pull", "push"):
+        from teamsync.commands.sync_fast import fast_sync
+
+        code = fast_sync(args)
+        if code is not None:
+            return code
     from teamsync.cli._errors import run_with_exit_codes
     from teamsync.cli.app import cli
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from teamsync.commands.sync_fast import STATUS_CLEAN, UP_TO_DATE
 from teamsync.config import Settings
 from teamsync.errors import ConfigError, UsageError
 from teamsync.limits import DEFAULT_BRANCH
@@ -247,7 +248,7 @@ def sync_once(
         try:
             state = open_state(settings, team.root, config)
             try:
-                return run_sync(
+                report = run_sync(
                     team,
                     backend,
                     state,
@@ -261,12 +262,49 @@ def sync_once(
                     where=describe_remote(config),
                     allowlist=load_allowlist(settings.cwd, memdir),
                 )
+                if report.exit_code() == 0:
+                    _certify_noop(settings, memdir, team.root, config, state, backend)
+                return report
             finally:
                 state.close()
         finally:
             backend.close()
     finally:
         team.close()
+
+
+def _certify_noop(
+    settings: Settings,
+    memdir: Path,
+    team_root: Path,
+    config: SyncConfig,
+    state: BaseStore,
+    backend: Backend,
+) -> None:
+    """Let the next no-op be answered by the CLI's fast path (git backend; see
+    :mod:`teamsync.sync.noop`). Only a cache: a failure here changes nothing."""
+    listing = getattr(backend, "noop_listing", None)
+    git_dir = getattr(backend, "path", None)
+    if listing is None or git_dir is None:
+        return
+    import sqlite3
+
+    from teamsync.sync.noop import certify
+
+    try:
+        certify(
+            state=state,
+            store=state.path,
+            memdir=memdir,
+            team_root=team_root,
+            config=config,
+            state_dir=settings.state_dir,
+            cache_dir=settings.cache_dir,
+            git_dir=git_dir,
+            listing=listing(),
+        )
+    except (OSError, sqlite3.Error, ConfigError):
+        return
 
 
 def _open_state(settings: Settings, team_root: Path, rid: str) -> BaseStore:
@@ -338,7 +376,7 @@ def _print(output: Output, report: SyncReport) -> None:
             blocks = (
                 [f"Not in sync: {unsynced} file(s) cannot be synced (see below)."]
                 if unsynced
-                else ["Up to date: nothing to pull or push."]
+                else [STATUS_CLEAN]
             )
         for line in blocks:
             output.info(line)
@@ -394,4 +432,4 @@ def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) ->
     if done:
         output.success(("Dry run: " if report.dry_run else "") + ", ".join(done) + ".")
     elif not (report.rejected or report.held_back or report.conflicts):
-        output.success("Already up to date.")
+        output.success(UP_TO_DATE)

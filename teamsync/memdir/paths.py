@@ -18,12 +18,28 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
-
-from teamsync.config import Settings
-from teamsync.errors import ConfigError
+from typing import Protocol
 
 MAX_SANITIZED_LENGTH = 200
+
+
+class Places(Protocol):
+    """What the resolution reads: :class:`teamsync.config.Settings` is one (the CLI's fast
+    no-op path passes a lighter one, built before dataclasses are imported)."""
+
+    @property
+    def dir(self) -> Path | None: ...
+
+    @property
+    def cwd(self) -> Path: ...
+
+    @property
+    def environ(self) -> Mapping[str, str]: ...
+
+    @property
+    def home(self) -> Path: ...
 
 
 def _utf16_units(text: str) -> list[int]:
@@ -105,7 +121,7 @@ def canonical_git_root(cwd: Path) -> Path | None:
     return Path(unicodedata.normalize("NFC", str(_main_checkout(root))))
 
 
-def memory_dir(settings: Settings) -> Path:
+def memory_dir(settings: Places) -> Path:
     """``--dir`` / ``TEAMSYNC_DIR`` when set, else Claude Code's per-project memory directory."""
     if settings.dir is not None:
         return settings.dir if settings.dir.is_absolute() else settings.cwd / settings.dir
@@ -117,7 +133,7 @@ def memory_dir(settings: Settings) -> Path:
     return base / "projects" / sanitize_path(str(project)) / "memory"
 
 
-def team_dir(settings: Settings) -> Path:
+def team_dir(settings: Places) -> Path:
     """The shared part: ``<memory dir>/team``."""
     return memory_dir(settings) / "team"
 
@@ -142,12 +158,14 @@ def dir_mistake(memdir: Path) -> str | None:
     return None
 
 
-def working_memory_dir(settings: Settings) -> Path:
+def working_memory_dir(settings: Places) -> Path:
     """:func:`memory_dir` for a command that works on it: a ``team/`` directory given as
     ``--dir`` is refused with one line that names the directory to pass instead."""
     memdir = memory_dir(settings)
     mistake = dir_mistake(memdir)
     if mistake is not None:
+        from teamsync.errors import ConfigError
+
         raise ConfigError(mistake)
     return memdir
 

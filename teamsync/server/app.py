@@ -8,7 +8,7 @@ body is buffered. Storage calls are blocking and run in the thread pool.
 
 Routes (see docs/server.md)::
 
-    GET  /api/claude_code/team_memory?repo=R[&view=hashes]   200 | 304 | 404
+    GET  /api/claude_code/team_memory?repo=R[&view=hashes[&since=N]]   200 | 304 | 404
     PUT  /api/claude_code/team_memory?repo=R                 200 | 409 | 412 | 413 | 422
     GET  /api/claude_code/team_memory/history?repo=R&after=N&limit=M      (extension)
     GET  /api/claude_code/team_memory/capabilities                         (extension)
@@ -63,6 +63,7 @@ EXTENSIONS = (
     "entryLastModified",
     "entryModified",
     "entries",
+    "delta",
 )
 MAX_FETCH_KEYS = 5000
 """Keys one ``POST …/entries`` may name."""
@@ -179,16 +180,18 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
 
     @app.get(
         PATH,
-        response_model=models.FullView | models.HashesView,
+        response_model=models.FullView | models.HashesView | models.DeltaView,
         responses={304: {"description": "Not modified"}, **models.errors(401, 403, 404, 422, 503)},
     )
     async def get_memory(
         creds: Creds,
         repo: str = Query(max_length=1000),
         view: Literal["hashes"] | None = None,
+        since: int | None = Query(default=None, ge=0, le=2**62),
         if_none_match: str | None = Header(default=None),
     ) -> Response:
-        return await run_in_threadpool(_get, store, repo, view, if_none_match, creds, caps)
+        args = (store, repo, view, if_none_match, creds, caps, since)
+        return await run_in_threadpool(_get, *args)
 
     @app.get(
         PATH + "/history",
@@ -270,7 +273,9 @@ def _get(
     if_none_match: str | None,
     creds: HTTPAuthorizationCredentials | None,
     caps: dict[str, str],
+    since: int | None = None,
 ) -> Response:
+    """One read; ``since`` (with ``view=hashes``) asks for the delta, else the full listing."""
     repo = _readable_repo(store, raw_repo, creds)
     if isinstance(repo, JSONResponse):
         return repo
@@ -281,6 +286,18 @@ def _get(
     tags = parse_etags(if_none_match)
     if head.checksum in tags or "*" in tags:
         return Response(status_code=304, headers=etag)
+    delta = store.changes_since(repo, since) if view == "hashes" and since is not None else None
+    if delta is not None:
+        body = {
+            "checksum": delta.head.checksum,
+            "version": delta.head.version,
+            "lastModified": iso(delta.head.last_modified),
+            "since": delta.since,
+            "entryChecksums": dict(delta.checksums),
+            "entryLastModified": {k: iso(v) for k, v in delta.updated_at.items()},
+            "deleted": list(delta.deleted),
+        }
+        return JSONResponse(body, headers={**etag, "ETag": f'"{delta.head.checksum}"'})
     state = store.state(repo, contents=view != "hashes")
     if state is None:
         return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
@@ -297,8 +314,9 @@ def _get(
 
 
 def _entries(store: Storage, repo: str, keys: list[str], caps: dict[str, str]) -> Response:
-    """The live entries among ``keys`` (unknown or deleted keys are left out)."""
-    state = store.state(repo, contents=True)
+    """The live entries among ``keys`` (unknown or deleted keys are left out); only those
+    rows are read."""
+    state = store.entries(repo, keys)
     if state is None:
         return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
     held = state.entries or {}

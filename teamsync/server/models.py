@@ -42,6 +42,18 @@ class HashesView(BaseModel):
     entryLastModified: dict[str, str]  # noqa: N815 - extension
 
 
+class DeltaView(BaseModel):
+    """``view=hashes&since=N`` (extension ``delta``): only what changed after version N."""
+
+    checksum: str
+    version: int
+    lastModified: str  # noqa: N815
+    since: int
+    entryChecksums: dict[str, str]  # noqa: N815 - the live keys written after ``since``
+    entryLastModified: dict[str, str]  # noqa: N815
+    deleted: list[str]
+
+
 class EntriesRequest(BaseModel):
     """``POST …/team_memory/entries`` body (extension ``entries``): the keys wanted."""
 

@@ -46,6 +46,19 @@ class RepoState:
 
 
 @dataclass(frozen=True)
+class Delta:
+    """What changed in a repository since one of its versions (the ``delta`` extension)."""
+
+    head: Head
+    since: int
+    checksums: Mapping[str, str]
+    """key -> checksum of every live key written after ``since``."""
+    updated_at: Mapping[str, float]
+    deleted: tuple[str, ...]
+    """Keys deleted after ``since`` (and not written again)."""
+
+
+@dataclass(frozen=True)
 class WriteRequest:
     """One PUT, already validated key by key by the app."""
 
@@ -115,6 +128,15 @@ class Storage(Protocol):
         ...
 
     def state(self, repo: str, *, contents: bool) -> RepoState | None: ...
+
+    def entries(self, repo: str, keys: Sequence[str]) -> RepoState | None:
+        """The head and the live entries among ``keys`` (with contents), reading only those."""
+        ...
+
+    def changes_since(self, repo: str, version: int) -> Delta | None:
+        """What changed after ``version``; None when that version is unknown here (too
+        old, from before deltas were recorded, or never this repository's)."""
+        ...
 
     def write(self, repo: str, request: WriteRequest, now: float) -> WriteOk | WriteRefused:
         """Apply ``request`` atomically, or refuse it without changing anything."""

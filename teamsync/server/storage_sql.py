@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from teamsync.security.keys import clashes_with, fold_key
 from teamsync.server.storage import (
+    Delta,
     Head,
     HistoryItem,
     RepoState,
@@ -40,6 +41,8 @@ from teamsync.server.storage import (
 from teamsync.wire import checksum
 
 Row = tuple[Any, ...]
+IN_CHUNK = 500
+"""Keys per ``IN (…)`` list (well under SQLite's and PostgreSQL's parameter limits)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS ts_repos (
@@ -54,6 +57,9 @@ CREATE TABLE IF NOT EXISTS ts_history (
   id {serial}, repo_id BIGINT NOT NULL REFERENCES ts_repos(id), at {real} NOT NULL,
   who TEXT NOT NULL, key TEXT NOT NULL, checksum TEXT, action TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS ts_history_repo ON ts_history (repo_id, id);
+CREATE TABLE IF NOT EXISTS ts_serials (
+  repo_id BIGINT NOT NULL REFERENCES ts_repos(id), version BIGINT NOT NULL,
+  history_id BIGINT NOT NULL, PRIMARY KEY (repo_id, version));
 CREATE TABLE IF NOT EXISTS ts_tokens (
   id TEXT PRIMARY KEY, token_hash TEXT NOT NULL, repo TEXT NOT NULL, read_only INTEGER NOT NULL,
   label TEXT NOT NULL, created_at {real} NOT NULL, revoked_at {real});
@@ -61,7 +67,8 @@ CREATE TABLE IF NOT EXISTS ts_token_expiry (
   id TEXT PRIMARY KEY REFERENCES ts_tokens(id), expires_at {real} NOT NULL);
 """
 # Token expiries live in their own table so databases created before expiries
-# existed need no ALTER TABLE (portable across SQLite and PostgreSQL).
+# existed need no ALTER TABLE (portable across SQLite and PostgreSQL); so do the
+# serials: repository version -> the last history row it includes (the delta view).
 
 UPSERT = (
     "INSERT INTO ts_entries (repo_id, key, folded, content, checksum, deleted, updated_at,"
@@ -155,6 +162,54 @@ class SqlStorage(abc.ABC):
             entries={r[0]: r[3] for r in entries} if contents else None,
         )
 
+    def entries(self, repo: str, keys: Sequence[str]) -> RepoState | None:
+        wanted = list(dict.fromkeys(keys))
+        with self._tx(write=False) as tx:
+            head = _repo_head(tx, repo)
+            if head is None:
+                return None
+            repo_id, current = head
+            rows = _rows_for(
+                tx, "key, checksum, updated_at, content", "deleted = 0", repo_id, wanted
+            )
+        return RepoState(
+            head=current,
+            checksums={r[0]: r[1] for r in rows},
+            updated_at={r[0]: float(r[2]) for r in rows},
+            entries={r[0]: r[3] for r in rows},
+        )
+
+    def changes_since(self, repo: str, version: int) -> Delta | None:
+        with self._tx(write=False) as tx:
+            head = _repo_head(tx, repo)
+            if head is None or version > head[1].version:
+                return None
+            repo_id, current = head
+            if version == current.version:
+                return Delta(current, version, {}, {}, ())
+            mark = tx.q(
+                "SELECT history_id FROM ts_serials WHERE repo_id = ? AND version = ?",
+                (repo_id, version),
+            )
+            if not mark:
+                return None
+            keys = [
+                str(r[0])
+                for r in tx.q(
+                    "SELECT DISTINCT key FROM ts_history WHERE repo_id = ? AND id > ?",
+                    (repo_id, mark[0][0]),
+                )
+            ]
+            rows = _rows_for(tx, "key, checksum, updated_at, deleted", "1 = 1", repo_id, keys)
+        live = [r for r in rows if not r[3]]
+        return Delta(
+            head=current,
+            since=version,
+            checksums={r[0]: r[1] for r in live},
+            updated_at={r[0]: float(r[2]) for r in live},
+            deleted=tuple(sorted(r[0] for r in rows if r[3])),
+        )
+
     def _lock_repo(self, tx: Tx, repo: str) -> Row:
         tx.q(
             "INSERT INTO ts_repos (name, checksum) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
@@ -181,6 +236,11 @@ class SqlStorage(abc.ABC):
                 tx.q(
                     "UPDATE ts_repos SET version = ?, checksum = ?, updated_at = ? WHERE id = ?",
                     (version, new_sum, now, repo_id),
+                )
+                last = tx.q("SELECT MAX(id) FROM ts_history WHERE repo_id = ?", (repo_id,))
+                tx.q(
+                    "INSERT INTO ts_serials (repo_id, version, history_id) VALUES (?, ?, ?)",
+                    (repo_id, version, last[0][0]),
                 )
         return WriteOk(Head(int(version), new_sum, float(updated)), tuple(changed))
 
@@ -245,6 +305,28 @@ class SqlStorage(abc.ABC):
                 (now, token_id),
             )
         return bool(rows)
+
+
+def _repo_head(tx: Tx, repo: str) -> tuple[int, Head] | None:
+    """(row id, head) of a repository that holds something, else None."""
+    rows = tx.q("SELECT id, version, checksum, updated_at FROM ts_repos WHERE name = ?", (repo,))
+    if not rows or rows[0][1] == 0:
+        return None
+    repo_id, version, check, updated = rows[0]
+    return int(repo_id), Head(int(version), str(check), float(updated))
+
+
+def _rows_for(tx: Tx, cols: str, where: str, repo_id: int, keys: Sequence[str]) -> list[Row]:
+    """``SELECT cols`` of the entries among ``keys`` (chunked ``IN`` lists, by primary key)."""
+    rows: list[Row] = []
+    for start in range(0, len(keys), IN_CHUNK):
+        chunk = keys[start : start + IN_CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        rows += tx.q(
+            f"SELECT {cols} FROM ts_entries WHERE repo_id = ? AND {where} AND key IN ({marks})",
+            (repo_id, *chunk),
+        )
+    return rows
 
 
 def _shared_at(req: WriteRequest, key: str, now: float) -> float:

@@ -212,6 +212,16 @@ class GitBackend:
             raise BackendError(f"team/{key} at {sha[:12]} is not a memory file: {exc}") from exc
         return RemoteVersion(key, sha, text, checksum(text))
 
+    def noop_listing(self) -> tuple[str, Mapping[str, str]] | None:
+        """(fetched commit, key -> checksum) when its vetted listing is cached and refuses
+        nothing: what :func:`teamsync.sync.noop.certify` compares with the base."""
+        if self._head is None:
+            return None
+        vetted = self._git.load_vetted(self._head)
+        if vetted is None or vetted.rejected:
+            return None
+        return self._head, vetted.sums
+
     def descends_from(self, version: str) -> bool | None:
         """Is ``version`` (a commit synced earlier) an ancestor of the fetched head?"""
         if self._head is None:

@@ -7,13 +7,11 @@ matches the base store's stat cache, so a no-op sync reads no file contents.
 
 from __future__ import annotations
 
-import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from teamsync._walk import walk
 from teamsync.errors import MemoryFormatError, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME, MAX_MEMORY_BYTES, Memory, decode_memory, parse_memory
 from teamsync.memdir.index import mentioned, normalize_target, parse_index
@@ -63,45 +61,13 @@ def read_memory(team: SafeDir, key: str) -> str:
     return decode_memory(team.read_bytes(key), key)
 
 
-def _never(name: str) -> bool:
-    return False
-
-
-def _quick_unchanged(root: Path, state: BaseStore) -> dict[str, str] | None:
-    """key -> checksum when every file still matches the stat cache exactly, else None.
-
-    A read-only cache check with ``lstat`` (never following links): anything
-    unexpected (a new, vanished or changed file, a link, a temp file, an odd
-    entry) returns None and the caller does the full :meth:`SafeDir.walk`.
-    """
-    found: dict[str, str] = {}
-    unlisted: list[str] = []
-    entries = walk(
-        root, skip_dir=_never, skip_temp=False, sort=False, onerror=lambda d, _: unlisted.append(d)
-    )
-    try:
-        for key, entry in entries:
-            st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            hit = state.cached_checksum(key, FileStat.of(st))
-            if hit is None:
-                return None
-            found[key] = hit
-    except OSError:
-        return None
-    if unlisted:
-        return None
-    return found if found.keys() == state.stat_keys() else None
-
-
 def scan_local(team: SafeDir, state: BaseStore, *, clean: bool = False) -> LocalTree:
     """Checksum every syncable file; everything else lands in ``rejected`` with a reason.
 
     With ``clean``, stale temp files of an interrupted run are removed first
     (only needed when the quick check fails: a temp file always fails it).
     """
-    quick = _quick_unchanged(team.root, state)
+    quick = state.unchanged(team.root)
     if quick is not None:
         return LocalTree(checksums=quick)
     if clean:

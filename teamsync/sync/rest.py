@@ -55,6 +55,7 @@ from teamsync.sync.state import RemoteListing
 from teamsync.wire import PATH, normalize_repo, store_checksum
 
 ENTRIES_EXT = "entries"
+DELTA_EXT = "delta"
 """The extension that serves named keys (``POST …/team_memory/entries``)."""
 FETCH_CHUNK = 500
 """Keys asked for per ``entries`` request."""
@@ -161,12 +162,23 @@ class RestBackend:
         :meth:`fetch` asks for the changed keys by name; the first read, and
         every read from a plain server, is the full view.
         """
+        return self._read(delta=True)
+
+    def _read(self, *, delta: bool) -> Snapshot:
+        """The snapshot GET; with ``delta``, a kept listing is brought up to date by the
+        ``delta`` extension (only what changed since its serial), which must verify."""
         listing = self._listing
         headers = {"If-None-Match": listing.etag} if listing is not None else {}
         # With nothing listed yet (a first pull) the full view is one request and cheapest.
         # A server that never advertised ``entries`` (a plain one) gets the full view.
-        hashes_first = listing is not None and ENTRIES_EXT in (self.extensions or ())
+        exts = self.extensions or ()
+        hashes_first = listing is not None and ENTRIES_EXT in exts
         params = {"repo": self.repo, **({"view": "hashes"} if hashes_first else {})}
+        base = listing if delta and hashes_first and DELTA_EXT in exts else None
+        if base is not None and base.serial is not None and not base.rejected:
+            params["since"] = str(base.serial)
+        else:
+            base = None
         status, head, body = self.http.send("GET", PATH, params=params, headers=headers)
         self._note_extensions(head)
         self._texts, self.refused_on_fetch = {}, {}
@@ -187,7 +199,12 @@ class RestBackend:
         if status != 200:
             raise self._unexpected(status, body, "pull")
         data = _json(body, self.http.where)
-        if hashes_first and not isinstance(data.get("content"), dict):
+        if base is not None and "since" in data:
+            applied = self._parse_delta(data, head, base)
+            if applied is None:  # it does not add up to the store the server names: read it all
+                return self._read(delta=False)
+            snap = applied
+        elif hashes_first and not isinstance(data.get("content"), dict):
             snap = self._parse_hashes(data, head)
         else:  # the full view (asked for, or a server that ignores ``view``)
             snap, self._texts = self._parse_full(data, head)
@@ -300,6 +317,42 @@ class RestBackend:
             changed_at=changed,
             rejected=rejected,
             serial=_serial(data),
+        )
+
+    def _parse_delta(
+        self, data: Mapping[str, Any], head: Mapping[str, str], listing: RemoteListing
+    ) -> Snapshot | None:
+        """The kept listing with the delta applied, checked as a full ``view=hashes`` is;
+        None when the delta is malformed or the result is not the store the server names."""
+        sums, gone, version = data.get("entryChecksums"), data.get("deleted"), data.get("checksum")
+        if (
+            data.get("since") != listing.serial
+            or not isinstance(sums, dict)
+            or not isinstance(gone, list)
+            or not isinstance(version, str)
+            or not all(
+                isinstance(k, str) and isinstance(v, str) and v.isascii() for k, v in sums.items()
+            )  # fmt: skip
+            or not all(isinstance(k, str) for k in gone)
+        ):
+            return None
+        merged = {k: v for k, v in listing.checksums.items() if k not in set(gone)}
+        merged.update(sums)
+        try:
+            if store_checksum(merged) != version:
+                return None
+        except UnicodeEncodeError:  # a lone surrogate in a key: no store holds it
+            return None
+        snap = self._parse_hashes({**data, "entryChecksums": merged}, head)
+        kept = {
+            k: t for k, t in listing.changed_at.items() if k in snap.checksums and k not in sums
+        }
+        return Snapshot(
+            version=snap.version,
+            checksums=snap.checksums,
+            changed_at={**kept, **snap.changed_at},
+            rejected=snap.rejected,
+            serial=snap.serial,
         )
 
     def _save_listing(self, etag: str | None, snap: Snapshot | None) -> None:

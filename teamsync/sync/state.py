@@ -29,19 +29,25 @@ clean" rule).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from teamsync._walk import walk
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SCHEMA_VERSION = 2
 KEEP_VERSIONS = 20
 """Past versions kept per key (the oldest go first)."""
 RACY_NS = 2_000_000_000
 """A stat entry is trusted only if the file's mtime is this much older than the recording."""
+NOOP_META = "noop_version"
+"""Meta row of the no-op certificate: withdrawn by every write transaction."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,8 +67,7 @@ CREATE TABLE IF NOT EXISTS stat (
 """
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     size: int
     mtime_ns: int
     ino: int
@@ -74,13 +79,14 @@ class FileStat:
 
 def store_path(state_dir: Path, team_root: Path, remote_id: str) -> Path:
     """Where the base for (real team dir, remote) lives."""
+    import hashlib
+
     real = os.path.realpath(team_root)
     digest = hashlib.sha256(f"{real}\0{remote_id}".encode()).hexdigest()[:32]
     return state_dir / "sync" / f"{digest}.sqlite3"
 
 
-@dataclass(frozen=True)
-class RemoteMark:
+class RemoteMark(NamedTuple):
     """What the remote held when this machine last synced with it."""
 
     version: str | None
@@ -89,8 +95,7 @@ class RemoteMark:
     """The server's monotonic version counter, when it sends one."""
 
 
-@dataclass(frozen=True)
-class RemoteListing:
+class RemoteListing(NamedTuple):
     """The remote's last answer under ``etag`` (REST): enough to rebuild its snapshot on a 304."""
 
     etag: str
@@ -103,8 +108,7 @@ class RemoteListing:
     extensions: frozenset[str] | None = None
 
 
-@dataclass(frozen=True)
-class PastVersion:
+class PastVersion(NamedTuple):
     """A content this machine held for ``key`` before a sync replaced or removed it."""
 
     id: int
@@ -134,6 +138,24 @@ class BaseStore:
             if team:
                 self._set_meta("team", team)
         self._stats: dict[str, tuple[FileStat, str, int]] | None = None
+
+    @classmethod
+    def open_readonly(cls, path: Path) -> BaseStore | None:
+        """The store at ``path`` for reading only (no schema or meta written), or None.
+
+        Every read sees one snapshot: a read transaction is held until :meth:`close`.
+        """
+        if not os.path.isfile(path):
+            return None
+        store = cls.__new__(cls)
+        store.path = path
+        try:
+            store._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            store._db.execute("BEGIN")
+        except sqlite3.Error:
+            return None
+        store._stats = None
+        return store
 
     @classmethod
     def open(cls, state_dir: Path, team_root: Path, remote_id: str) -> BaseStore:
@@ -325,6 +347,61 @@ class BaseStore:
     def stat_keys(self) -> set[str]:
         return set(self._load_stats())
 
+    def stat_checksums(self) -> dict[str, str]:
+        """key -> checksum of every stat-cache entry (trusted or not)."""
+        return {key: hit[1] for key, hit in self._load_stats().items()}
+
+    def unchanged(self, root: str | os.PathLike[str]) -> dict[str, str] | None:
+        """key -> checksum when every file below ``root`` still matches the stat cache, else None.
+
+        A read-only check with ``lstat`` (never following links): anything
+        unexpected (a new, vanished or changed file, a link, a temp file, an odd
+        entry, a folder that cannot be listed) returns None, and the caller
+        does the full scan (:func:`teamsync.sync.local.scan_local`).
+        """
+        found: dict[str, str] = {}
+        unlisted: list[str] = []
+        entries = walk(
+            root,
+            skip_dir=_never,
+            skip_temp=False,
+            sort=False,
+            onerror=lambda d, _: unlisted.append(d),
+        )
+        try:
+            for key, entry in entries:
+                st = entry.stat(follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                hit = self.cached_checksum(key, FileStat.of(st))
+                if hit is None:
+                    return None
+                found[key] = hit
+        except OSError:
+            return None
+        if unlisted:
+            return None
+        return found if found.keys() == self.stat_keys() else None
+
+    # -- the no-op certificate (the CLI's fast path) ------------------------------
+    def certify_noop(self, version: str) -> None:
+        """Record that, right now, ``team/`` (stat-cached), the base and the remote at
+        ``version`` all agree, with nothing refused on either side.
+
+        Every later write to this store withdraws it (see :class:`_Transaction`).
+        """
+        with self.transaction():
+            self._set_meta(NOOP_META, version)
+
+    def noop_version(self) -> str | None:
+        """The remote version :meth:`certify_noop` recorded, if no write came since."""
+        row = self._db.execute("SELECT value FROM meta WHERE name = ?", (NOOP_META,)).fetchone()
+        return str(row[0]) if row is not None and row[0] else None
+
+
+def _never(name: str) -> bool:
+    return False
+
 
 class _Transaction:
     def __init__(self, db: sqlite3.Connection) -> None:
@@ -332,6 +409,7 @@ class _Transaction:
 
     def __enter__(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")
+        self._db.execute("DELETE FROM meta WHERE name = ?", (NOOP_META,))
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self._db.execute("ROLLBACK" if exc_type is not None else "COMMIT")

@@ -201,3 +201,38 @@ def test_unsupported_urls_are_refused_without_leaking_passwords() -> None:
     with pytest.raises(ConfigError) as info:
         open_storage("mysql://admin:" + "hunter2" + "@db/x")
     assert "hunter2" not in str(info.value) and "sqlite:///" in str(info.value)
+
+
+def test_entries_reads_only_the_named_live_keys(storage: Storage) -> None:
+    put(storage, {"a.md": "one", "b.md": "two", "c.md": "three"})
+    storage.write(REPO, WriteRequest(upserts={}, deletes=["c.md"]), time.time())
+    state = storage.entries(REPO, ["b.md", "c.md", "missing.md", "b.md"])
+    full = storage.state(REPO, contents=True)
+    assert state is not None and full is not None
+    assert state.entries == {"b.md": "two"} and state.checksums == {"b.md": checksum("two")}
+    assert state.head == full.head
+    many = [f"k{i}.md" for i in range(1200)]  # more than one IN list
+    put(storage, {k: k for k in many})
+    got = storage.entries(REPO, many)
+    assert got is not None and got.entries is not None and len(got.entries) == 1200
+    assert storage.entries("nobody/here", ["a.md"]) is None
+
+
+def test_changes_since_names_what_changed_after_a_version(storage: Storage) -> None:
+    first = put(storage, {"a.md": "one", "b.md": "two"})
+    assert isinstance(first, WriteOk) and first.head.version == 1
+    put(storage, {"a.md": "one, edited"})
+    storage.write(REPO, WriteRequest(upserts={"c.md": "new"}, deletes=["b.md"]), time.time())
+    delta = storage.changes_since(REPO, 1)
+    head = storage.head(REPO)
+    assert delta is not None and head is not None and delta.head == head and head.version == 3
+    assert delta.since == 1 and delta.deleted == ("b.md",)
+    assert delta.checksums == {"a.md": checksum("one, edited"), "c.md": checksum("new")}
+    assert set(delta.updated_at) == {"a.md", "c.md"}
+    later = storage.changes_since(REPO, 2)
+    assert later is not None and set(later.checksums) == {"c.md"} and later.deleted == ("b.md",)
+    same = storage.changes_since(REPO, 3)
+    assert same is not None and not same.checksums and not same.deleted
+    assert storage.changes_since(REPO, 4) is None  # from the future: unknown
+    assert storage.changes_since(REPO, 0) is None  # never recorded
+    assert storage.changes_since("nobody/here", 1) is None

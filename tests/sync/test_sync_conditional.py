@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from teamsync.server.storage import Storage, open_storage
+from teamsync.server.storage import Storage
 from teamsync.sync.report import SyncReport
 from testing.counting import Counter
 from testing.gitrepos import memory
@@ -26,15 +26,6 @@ from testing.minimal_server import MinimalStore, create_minimal_app
 from testing.server import RestMate, app_for, make_rest_team, token_for, uvicorn_server
 
 TOKEN = "tsm_0123456789ab_" + "c" * 43
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Storage]:
-    s = open_storage(f"sqlite:///{tmp_path / 'server.sqlite3'}")
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 @pytest.fixture
