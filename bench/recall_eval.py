@@ -2,9 +2,15 @@
 
 Run: ``.venv/bin/python bench/recall_eval.py [--update-docs] [--sizes 1000,10000]``
 
-* Quality, on ``bench/recall_golden.json`` (the development set: the relevance
-  floor and the fusion were chosen on it) and ``bench/recall_heldout.json``
-  (written before the method existed and never tuned on). For every query kind:
+* Quality, on ``bench/recall_golden.json`` and ``bench/recall_heldout.json``,
+  both development data: the lexical floor was chosen on the first; the
+  second was held out for the first hybrid run, and since its results were
+  seen it is development data too (set 2 became development data in round 2,
+  when the hybrid floor was recalibrated on both sets pooled). The held-out
+  figures come from ``bench/recall_heldout3.json`` ("held-out 3"), written by
+  a separate session that never saw the method, sealed until the method was
+  frozen in a commit, and run once (it is skipped while the file is absent).
+  For every query kind:
   recall@5 (share of a query's relevant memories in the top 5, averaged), MRR@5
   (1 / rank of the first relevant memory in the top 5, else 0) and, for the
   no-answer kind, the memories returned (the right answer is none). Three
@@ -43,10 +49,14 @@ sys.path.insert(0, str(ROOT))
 from teamsync.recall import embed  # noqa: E402
 from teamsync.recall.lexical import LexicalIndex, lexical_search  # noqa: E402
 
-SETS = {
-    "development": ROOT / "bench" / "recall_golden.json",
-    "held-out": ROOT / "bench" / "recall_heldout.json",
+ALL_SETS = {
+    "development 1": ROOT / "bench" / "recall_golden.json",
+    "development 2": ROOT / "bench" / "recall_heldout.json",
+    "held-out 3": ROOT / "bench" / "recall_heldout3.json",
 }
+SETS = {name: path for name, path in ALL_SETS.items() if path.exists()}
+LATENCY_SET = "development 2"
+"""The memories the latency corpora start from (the rest is synthetic filler)."""
 DOCS = ROOT / "docs" / "benchmarks.md"
 K = 5
 KINDS = ("keyword", "paraphrase", "heldout", "task", "none")
@@ -324,14 +334,16 @@ def report(
         + (f", {embed.MODEL_NAME} on NumPy" if hybrid else ", embedding extra not installed")
         + ").",
         "",
-        "Quality, one run, all rankers on the same files. The development set chose the floor and the "
-        "fusion; the held-out set was committed before the method was written and not tuned on.",
+        "Quality, one run, all rankers on the same files. Development 1 chose the lexical floor and the "
+        "fusion; the hybrid floor was chosen on development 1 and 2 pooled (set 2 was held out for the "
+        "first hybrid run, and is development data since). Held-out 3 was written by a separate session "
+        "that never saw the method, and committed after the method was frozen; it was run once.",
         "",
     ]
     for name in SETS:
         lines += quality_table(name, data[name], qualities[name])
     lines += [
-        "Latency (the held-out memories plus synthetic filler; each recall is the library's one-call "
+        "Latency (the development 2 memories plus synthetic filler; each recall is the library's one-call "
         "entry point, so it includes the stat-walk and the cache check). A build marked estimated was "
         "not run: it is the smaller run's measured seconds per memory times the size, and that row's "
         "query timings ran over random vectors of the real count and size:",
@@ -394,7 +406,7 @@ def main() -> int:
         for n in [int(s) for s in args.sizes.split(",") if s]:
             for mode in modes:
                 row = latency(
-                    data["held-out"],
+                    data[LATENCY_SET],
                     n,
                     Path(tmp),
                     mode,
