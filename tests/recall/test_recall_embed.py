@@ -67,6 +67,27 @@ def test_encoder_matches_the_sentence_transformers_reference(encoder: Encoder) -
     assert v.shape == (3, 384) and abs(float((v[0] ** 2).sum()) - 1.0) < 1e-5
 
 
+def test_a_batched_embedding_equals_the_single_text_embedding(encoder: Encoder) -> None:
+    # texts of very different lengths share a padded batch: padding must not leak into
+    # attention or the mean pooling, and the order of the output must be the input's
+    long_body = " ".join(
+        f"step {i}: retry the webhook with the same idempotency key" for i in range(40)
+    )
+    texts = [
+        "pnpm",
+        "Use pnpm for the web workspace; an npm lockfile breaks CI",
+        long_body,
+        "Incident 2026-02-11: customers charged twice because a non-idempotent POST was retried",
+        "oncall",
+    ] * 4  # 20 texts: more than one batch, with every length in several batches
+    batched = encoder.encode(texts)
+    for i, text in enumerate(texts[:5]):
+        single = encoder.encode([text])[0]
+        assert float(abs(batched[i] - single).max()) < 1e-5, text[:30]
+        assert float(abs(batched[i + 5] - single).max()) < 1e-5
+    assert batched.dtype.name == "float32"
+
+
 def test_model_files_are_checksummed_and_a_changed_file_is_refused(tmp_path: Path) -> None:
     folder = embed.model_dir()
     assert folder is not None
@@ -130,6 +151,53 @@ def test_vectors_are_cached_by_checksum_outside_the_memory_dir_and_updated_incre
 
     with sqlite3.connect(vectors) as db:
         assert db.execute("SELECT count(*) FROM vec").fetchone()[0] == 2  # the deleted one pruned
+
+
+def test_the_packed_matrix_is_used_when_nothing_changed_and_rebuilt_after_an_edit(
+    memdir: Path, encoder: Encoder, tmp_path: Path
+) -> None:
+    from teamsync.recall.vectors import VectorStore
+
+    vectors = tmp_path / "vectors.sqlite"
+    index = HybridIndex(memdir, tmp_path / "fts.sqlite", vectors, encoder=encoder)
+    try:
+        index.refresh()
+        files = index.lexical.files()
+        shas = [sha for _, _, sha in files]
+        packed, rows = index.vectors.matrix(shas)
+        unpacked, rows_again = index.vectors._from_rows(shas)
+        assert rows == rows_again == [0, 1, 2]
+        assert packed.tobytes() == unpacked.tobytes()  # the same vectors, in the same order
+        reads: list[str] = []
+        assert (
+            index.vectors.update(
+                ((p, sha) for _, p, sha in files), lambda p: reads.append(p) or "x", encoder.encode
+            )
+            == 0
+        )
+        assert reads == []  # a warm update reads no memory and embeds nothing
+        ranked = [h.path for h in index.search("customers charged twice", 3)]
+    finally:
+        index.close()
+    path = memdir / "feedback_pnpm.md"
+    path.write_text(path.read_text() + "Also for the docs site.\n")
+    os.utime(path, (time.time() - 10, time.time() - 10))
+    index = HybridIndex(memdir, tmp_path / "fts.sqlite", vectors, encoder=encoder)
+    try:
+        assert index.refresh()[1] == 1
+        shas = [sha for _, _, sha in index.lexical.files()]
+        packed, rows = index.vectors.matrix(shas)
+        assert packed.tobytes() == index.vectors._from_rows(shas)[0].tobytes()
+        assert [h.path for h in index.search("customers charged twice", 3)][:1] == ranked[:1]
+    finally:
+        index.close()
+    store = VectorStore(vectors)  # another order of the same checksums: the rows, not the pack
+    try:
+        flipped, rows = store.matrix(shas[::-1])
+        assert flipped.tobytes() == store._from_rows(shas[::-1])[0].tobytes()
+        assert rows == [0, 1, 2]
+    finally:
+        store.close()
 
 
 def test_hybrid_mode_without_the_model_says_how_to_install(
