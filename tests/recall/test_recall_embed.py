@@ -16,7 +16,8 @@ import pytest
 from teamsync.errors import EmbedUnavailable
 from teamsync.recall import embed
 from teamsync.recall.embed import Encoder, verify
-from teamsync.recall.hybrid import HybridIndex
+from teamsync.recall.hybrid import COSINE_FLOOR, HybridIndex
+from teamsync.recall.lexical import LexicalIndex
 from teamsync.recall.recall import recall
 from teamsync.recall.vectors import default_vectors_path
 from testing.recall import REPO, memory, put, settings_for
@@ -112,6 +113,7 @@ def test_hybrid_finds_a_paraphrase_and_returns_nothing_when_nothing_is_relevant(
     assert found.selector == "hybrid"
     assert [m.path for m in found.memories][:1] == ["team/project_incident-double-charge.md"]
     assert found.memories[0].why.startswith("hybrid: embedding similarity")
+    assert found.memories[0].why.endswith("; cleared the cosine floor")  # no shared word
     lexical = recall(
         settings,
         "a buyer was billed repeatedly for a single purchase",
@@ -121,6 +123,46 @@ def test_hybrid_finds_a_paraphrase_and_returns_nothing_when_nothing_is_relevant(
     assert lexical.memories == []  # no shared word: lexical recall has nothing above its floor
     nothing = recall(settings, "what is the parental leave policy", offline=True)
     assert nothing.memories == [] and nothing.selector == "hybrid"
+
+
+@pytest.mark.parametrize(
+    ("query", "shared"),
+    [
+        ("how long do we keep CI logs", "feedback_pnpm.md"),
+        (
+            "how do I book a meeting room for the incident review",
+            "team/project_incident-double-charge.md",
+        ),
+    ],
+)
+def test_a_near_miss_sharing_a_word_with_a_memory_returns_nothing_in_either_mode(
+    memdir: Path, query: str, shared: str
+) -> None:
+    index = LexicalIndex(memdir)
+    index.refresh()
+    plain = index.search(query, floor=None)
+    index.close()
+    assert [h.path for h in plain] == [shared]  # plain bm25 offers the memory that shares a word
+    settings = settings_for(memdir)
+    for mode in ("hybrid", "lexical"):
+        found = recall(settings, query, offline=True, mode=mode)
+        assert found.selector == mode and found.memories == [], mode
+
+
+def test_the_hybrid_why_names_the_floors_a_memory_cleared(memdir: Path, tmp_path: Path) -> None:
+    index = HybridIndex(memdir, None, tmp_path / "vectors.sqlite")
+    try:
+        index.refresh()
+        (hit,) = index.search("pnpm lockfile")
+    finally:
+        index.close()
+    assert hit.path == "feedback_pnpm.md" and hit.coverage == 1.0
+    both = hit.cosine >= COSINE_FLOOR
+    assert hit.cleared == (("cosine", "lexical") if both else ("lexical",))
+    assert "bm25 rank 1 on pnpm, lockfile (covers 100% of the query; floor 50%)" in hit.why
+    assert hit.why.endswith(
+        "cleared the cosine floor and the lexical floor" if both else "cleared the lexical floor"
+    )
 
 
 def test_vectors_are_cached_by_checksum_outside_the_memory_dir_and_updated_incrementally(
