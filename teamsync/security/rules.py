@@ -562,17 +562,20 @@ def _is_cjk(label: str) -> bool:
     )
 
 
-_KEY = (
-    r"(?P<key>(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]{0,100}?(?i:"
+_KEY_EN = (
+    r"(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]{0,100}?(?i:"
     + _EN_STRONG
     + "|"
     + _EN_WEAK
     + r")[\w.\-]{0,100}"  # bounded: a run of labels stays linear
-    r"|(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if _is_cjk(x))) + r")"
+)
+_KEY_FOREIGN = (
+    r"(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if _is_cjk(x))) + r")"
     r"|(?<!\w)(?i:"
     + _alternation(tuple(x for x in FOREIGN_LABELS if not _is_cjk(x)))
-    + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2})"  # пароль администратора
+    + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2}"  # пароль администратора
 )
+_KEY = r"(?P<key>" + _KEY_EN + "|" + _KEY_FOREIGN + ")"
 _QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
     r"(?:[ \t]+(?i:for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của)"
     r"(?:[ \t]+la)?[ \t]+[\w.\-]{1,30}){0,2}"
@@ -616,6 +619,76 @@ def generic_line() -> re.Pattern[str]:
     Compiled on first use (about 8 ms): a text without a secret-named word never pays it.
     """
     return re.compile(_GENERIC_LINE)
+
+
+@functools.cache
+def generic_line_english() -> re.Pattern[str]:
+    """:func:`generic_line` with only its English key branch: the same match where no
+    foreign label starts (the other branches cannot match there)."""
+    return re.compile(_GENERIC_LINE.replace(_KEY, r"(?P<key>" + _KEY_EN + ")", 1))
+
+
+@functools.cache
+def generic_line_foreign() -> re.Pattern[str]:
+    """:func:`generic_line` with only its foreign key branches (``flag`` never set): the
+    same match where no English label's run starts."""
+    key = r"(?P<flag>(?!))?(?P<key>" + _KEY_FOREIGN + ")"
+    return re.compile(_GENERIC_LINE.replace(_KEY, key, 1))
+
+
+# --- where a generic match can start (see secrets._generic_matches) ----------------------
+#
+# The candidate pattern has no literal prefix, so ``finditer`` over a line tries it at
+# every position. A match starts either at the head of a ``[\w.\-]`` run holding an
+# English label word, or where a foreign label's first word is: finding those words with
+# ``str.find`` and trying the pattern only there gives the same matches at a fraction of
+# the cost. The words are compared in a caseless fold that agrees with ``re``'s
+# IGNORECASE (a test checks every character of every label against ``re``).
+
+EN_LABEL_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+"""One of these is in every English label ``_EN_STRONG``/``_EN_WEAK`` can match (folded)."""
+EN_RUN_REACH = 130
+"""How far back from a label word its run's head may be: ``(--)?`` and ``[\w.\-]{0,100}?``
+before the label (102), and the label's own head before the word (``encryption_key``)."""
+
+_FOLD_EXTRA = str.maketrans(
+    {
+        "\u0131": "i",  # dotless i: re's IGNORECASE takes it for i
+        "\u017f": "s",  # long s
+        "\u1c80": "\u0432",  # Cyrillic rounded/tall/wide variants (в д о с т т ъ ѣ ꙋ)
+        "\u1c81": "\u0434",
+        "\u1c82": "\u043e",
+        "\u1c83": "\u0441",
+        "\u1c84": "\u0442",
+        "\u1c85": "\u0442",
+        "\u1c86": "\u044a",
+        "\u1c87": "\u0463",
+        "\u1c88": "\ua64b",
+    }
+)
+
+
+def caseless_fold(text: str) -> str:
+    """``text`` folded as ``re``'s IGNORECASE compares it, one character for one.
+
+    Two characters that IGNORECASE takes for each other fold to the same character
+    (simple lower case, plus the few extra pairs ``re`` knows: ``ı``/``i``, ``ſ``/``s``…),
+    so offsets in the folded text are offsets in ``text``.
+    """
+    if text.isascii():
+        return text.lower()
+    folded = text.replace("\u0130", "i").lower().translate(_FOLD_EXTRA)
+    if len(folded) == len(text):
+        return folded
+    return "".join(  # pragma: no cover - no other character lowers to two today
+        (c if len(c.lower()) != 1 else c.lower()).translate(_FOLD_EXTRA) for c in text
+    )
+
+
+@functools.cache
+def foreign_label_heads() -> tuple[str, ...]:
+    """The folded first word of every foreign label: a foreign match starts on one."""
+    return tuple(sorted({caseless_fold(label.split(" ")[0]) for label in FOREIGN_LABELS}))
 
 
 _ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # detect_secrets.main:main
