@@ -6,7 +6,7 @@ rules_anchors`); used only while ``FINGERPRINT`` matches the rules.
 
 from __future__ import annotations
 
-FINGERPRINT = "c3de382a326e697784f8cb92b1780c83c76dc170c6cb3673606c6d47f3839107"
+FINGERPRINT = "b821d80ee82e2d223c90de13d1a38ce9ede2de8610d16cc6fcc416d5effb9cde"
 ANCHORS: tuple[tuple[tuple[str, bool], ...] | None, ...] = (
     (("tsm_", False),),
     (("A3T", False), ("ABIA", False), ("ACCA", False), ("AKIA", False), ("ASIA", False)),

@@ -150,7 +150,25 @@ _PEM_HEADER = re.compile(r"^[A-Za-z-]+:.*$", re.MULTILINE)
 _PEM_NOISE = re.compile(r"\\n|\\r|[\s\"',]")
 
 
+_PEM_STOP = (
+    r"(?:"
+    + re.escape(_PEM_END)
+    + r"[ A-Z0-9]{0,40}"
+    + _PRIVATE
+    + r"(?: BLOCK)?"
+    + _DASH5
+    + r"|(?=\n[ \t]*\n|\n[ \t]*```|\Z))"
+)
+"""Where a PEM body ends: its END marker, a blank line, a code fence, or the span's end."""
+PEM_MAX_BODY = 20_000
+"""A longer body is not a key (the rule's regex reads past it; the validator drops it)."""
+
+
 def _pem_body(value: str) -> bool:
+    header_end = value.find(_DASH5, len(_PEM_BEGIN)) + len(_DASH5)
+    end_marker = value.rfind(_PEM_END)
+    if (end_marker if end_marker >= header_end else len(value)) - header_end > PEM_MAX_BODY:
+        return False
     body = value.split(_DASH5, 2)[-1] if value.count(_DASH5) >= 2 else value
     body = _PEM_NOISE.sub("", _PEM_HEADER.sub("", body.split(_PEM_END, 1)[0]))
     if len(body) < 64 or looks_like_placeholder(body):
@@ -397,16 +415,15 @@ RULES: tuple[Rule, ...] = (
             + _PRIVATE
             + r"(?: BLOCK)?"
             + _DASH5
-            # the body never holds another BEGIN: each marker looks ahead only to the next one
-            + r"(?:(?!"
+            # the body runs to the first END marker, blank line or fence, and never holds
+            # another BEGIN (each marker looks ahead only to the next one); it is taken in
+            # possessive runs of characters that cannot start either, not one at a time
+            + r"(?:[^\n\-]++|(?!"
+            + _PEM_STOP
+            + r")(?!"
             + re.escape(_PEM_BEGIN)
-            + r")[\s\S]){0,20000}?(?:"
-            + re.escape(_PEM_END)
-            + r"[ A-Z0-9]{0,40}"
-            + _PRIVATE
-            + r"(?: BLOCK)?"
-            + _DASH5
-            + r"|(?=\n[ \t]*\n|\n[ \t]*```|\Z))"
+            + r")[\n\-])*+"
+            + _PEM_STOP
         ),
         ("private key",),
         _pem_body,
@@ -576,17 +593,19 @@ _KEY_FOREIGN = (
     + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2}"  # пароль администратора
 )
 _KEY = r"(?P<key>" + _KEY_EN + "|" + _KEY_FOREIGN + ")"
+_QUALIFIER_WORDS = r"for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của"
 _QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
-    r"(?:[ \t]+(?i:for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của)"
+    r"(?:[ \t]+(?i:" + _QUALIFIER_WORDS + r")"
     r"(?:[ \t]+la)?[ \t]+[\w.\-]{1,30}){0,2}"
 )
 _ASSIGNMENT = (
     r"""["'\]]{0,2}[ \t]*(?::=|=>|[:=：＝])(?!=)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"""
 )
-_PROSE_VERB = (
-    r"[ \t]+(?i:is|was|are|were|set[ \t]+to|equals|becomes|ist|lautet|war|est|était|es|era"
-    r"|é|là|было|—|–)(?!\w)[ \t]*[:：]?[ \t]*"
+_PROSE_VERBS = (
+    r"is|was|are|were|set[ \t]+to|equals|becomes|ist|lautet|war|est|était|es|era"
+    r"|é|là|было|—|–"
 )
+_PROSE_VERB = r"[ \t]+(?i:" + _PROSE_VERBS + r")(?!\w)[ \t]*[:：]?[ \t]*"
 _PARTICLE = r"(?P<pt>는|은|이|가|를|是|为|為|は|が|を)?"  # CJK markers glued to a label
 _VALUE = (
     r"""(?:(?P<q>["'`“「『])(?P<qv>[^"'`”」』\n]{1,300})["'`”」』]"""
@@ -619,6 +638,20 @@ def generic_line() -> re.Pattern[str]:
     Compiled on first use (about 8 ms): a text without a secret-named word never pays it.
     """
     return re.compile(_GENERIC_LINE)
+
+
+@functools.cache
+def generic_key_end() -> re.Pattern[str]:
+    """Matched at an English key's head in an ASCII line: None means no match starts there.
+
+    In ASCII text every separator begins with one of ``"'] \t:=`` (the others are
+    CJK), none of them a ``[\w.\-]`` character, so the key ends where its run ends, or
+    where the run after one space ends when the label itself has a space (``private
+    key``, ``secret access key``). After blanks, a separator goes on with ``:`` or
+    ``=``, a quote, a qualifier or a prose verb. (``--flag`` keys are not checked.)
+    """
+    words = "key|token|access|" + _QUALIFIER_WORDS + "|" + _PROSE_VERBS
+    return re.compile(r"""[\w.\-]*(?:["'\]:=]|[ \t]+(?:[:="'`]|(?i:""" + words + ")))")
 
 
 @functools.cache

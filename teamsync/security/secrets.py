@@ -57,6 +57,7 @@ from teamsync.security.rules import (
     caseless_fold,
     clean_generic_value,
     foreign_label_heads,
+    generic_key_end,
     generic_label,
     generic_line,
     generic_line_english,
@@ -420,24 +421,30 @@ def _run_heads(text: str, backwards: str, start: int, words: list[int]) -> set[i
 
 
 def _matches_at(
-    text: str, end: int, english: set[int], foreign: set[int]
+    text: str, end: int, english: set[int], foreign: set[int], ascii_span: bool = False
 ) -> Iterator[re.Match[str]]:
     """The generic pattern tried at each possible start, as ``finditer`` would meet them.
 
     A start only an English key can take gets the English-only pattern, one only a
     foreign label can take the foreign-only one (same match: the other branches
-    cannot match there); a match's span is skipped like ``finditer`` skips it.
+    cannot match there); a match's span is skipped like ``finditer`` skips it. On
+    an ASCII span an English start is first checked cheaply by
+    :func:`~teamsync.security.rules.generic_key_end` (most label words in prose are
+    followed by neither a separator nor a verb).
     """
     full, only_english, only_foreign = (
         generic_line(),
         generic_line_english(),
         generic_line_foreign(),
     )
+    key_end = generic_key_end()
     done = -1
     for at in sorted(english | foreign):
         if at < done:
             continue
         if at not in foreign:
+            if ascii_span and not text.startswith("--", at) and not key_end.match(text, at, end):
+                continue
             pattern = only_english
         else:
             pattern = full if at in english else only_foreign
@@ -499,7 +506,7 @@ def _generic_candidates(
                 backwards = text[::-1]
             heads = _run_heads(text, backwards, start, words) if words else set()
             lo, hi = bisect.bisect_left(foreign, start), bisect.bisect_left(foreign, end)
-            matches = _matches_at(text, end, heads, set(foreign[lo:hi]))
+            matches = _matches_at(text, end, heads, set(foreign[lo:hi]), ascii_span=True)
         else:
             matches = _generic_matches(text, start, end)
         for match in matches:
