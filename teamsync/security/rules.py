@@ -642,7 +642,7 @@ def generic_line() -> re.Pattern[str]:
 
 @functools.cache
 def generic_key_end() -> re.Pattern[str]:
-    """Matched at an English key's head in an ASCII line: None means no match starts there.
+    r"""Matched at an English key's head in an ASCII line: None means no match starts there.
 
     In ASCII text every separator begins with one of ``"'] \t:=`` (the others are
     CJK), none of them a ``[\w.\-]`` character, so the key ends where its run ends, or
@@ -681,7 +681,7 @@ def generic_line_foreign() -> re.Pattern[str]:
 EN_LABEL_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 """One of these is in every English label ``_EN_STRONG``/``_EN_WEAK`` can match (folded)."""
 EN_RUN_REACH = 130
-"""How far back from a label word its run's head may be: ``(--)?`` and ``[\w.\-]{0,100}?``
+r"""How far back from a label word its run's head may be: ``(--)?`` and ``[\w.\-]{0,100}?``
 before the label (102), and the label's own head before the word (``encryption_key``)."""
 
 _FOLD_EXTRA = str.maketrans(
