@@ -579,20 +579,17 @@ def _is_cjk(label: str) -> bool:
     )
 
 
-_KEY_EN = (
-    r"(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]{0,100}?(?i:"
+_KEY = (
+    r"(?P<key>(?<![\w.\-/\\])(?P<flag>--)?[\w.\-]{0,100}?(?i:"
     + _EN_STRONG
     + "|"
     + _EN_WEAK
     + r")[\w.\-]{0,100}"  # bounded: a run of labels stays linear
-)
-_KEY_FOREIGN = (
-    r"(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if _is_cjk(x))) + r")"
+    r"|(?i:" + _alternation(tuple(x for x in FOREIGN_LABELS if _is_cjk(x))) + r")"
     r"|(?<!\w)(?i:"
     + _alternation(tuple(x for x in FOREIGN_LABELS if not _is_cjk(x)))
-    + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2}"  # пароль администратора
+    + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2})"  # пароль администратора
 )
-_KEY = r"(?P<key>" + _KEY_EN + "|" + _KEY_FOREIGN + ")"
 _QUALIFIER_WORDS = r"for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của"
 _QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
     r"(?:[ \t]+(?i:" + _QUALIFIER_WORDS + r")"
@@ -652,21 +649,6 @@ def generic_key_end() -> re.Pattern[str]:
     """
     words = "key|token|access|" + _QUALIFIER_WORDS + "|" + _PROSE_VERBS
     return re.compile(r"""[\w.\-]*(?:["'\]:=]|[ \t]+(?:[:="'`]|(?i:""" + words + ")))")
-
-
-@functools.cache
-def generic_line_english() -> re.Pattern[str]:
-    """:func:`generic_line` with only its English key branch: the same match where no
-    foreign label starts (the other branches cannot match there)."""
-    return re.compile(_GENERIC_LINE.replace(_KEY, r"(?P<key>" + _KEY_EN + ")", 1))
-
-
-@functools.cache
-def generic_line_foreign() -> re.Pattern[str]:
-    """:func:`generic_line` with only its foreign key branches (``flag`` never set): the
-    same match where no English label's run starts."""
-    key = r"(?P<flag>(?!))?(?P<key>" + _KEY_FOREIGN + ")"
-    return re.compile(_GENERIC_LINE.replace(_KEY, key, 1))
 
 
 # --- where a generic match can start (see secrets._generic_matches) ----------------------

@@ -60,8 +60,6 @@ from teamsync.security.rules import (
     generic_key_end,
     generic_label,
     generic_line,
-    generic_line_english,
-    generic_line_foreign,
     generic_value_plausible,
     generic_value_random,
     is_entry_point,
@@ -425,29 +423,23 @@ def _matches_at(
 ) -> Iterator[re.Match[str]]:
     """The generic pattern tried at each possible start, as ``finditer`` would meet them.
 
-    A start only an English key can take gets the English-only pattern, one only a
-    foreign label can take the foreign-only one (same match: the other branches
-    cannot match there); a match's span is skipped like ``finditer`` skips it. On
-    an ASCII span an English start is first checked cheaply by
+    A match's span is skipped like ``finditer`` skips it. On an ASCII span a start
+    only an English key can take is first checked cheaply by
     :func:`~teamsync.security.rules.generic_key_end` (most label words in prose are
     followed by neither a separator nor a verb).
     """
-    full, only_english, only_foreign = (
-        generic_line(),
-        generic_line_english(),
-        generic_line_foreign(),
-    )
-    key_end = generic_key_end()
+    pattern, key_end = generic_line(), generic_key_end()
     done = -1
     for at in sorted(english | foreign):
         if at < done:
             continue
-        if at not in foreign:
-            if ascii_span and not text.startswith("--", at) and not key_end.match(text, at, end):
-                continue
-            pattern = only_english
-        else:
-            pattern = full if at in english else only_foreign
+        if (
+            ascii_span
+            and at not in foreign
+            and not text.startswith("--", at)
+            and not key_end.match(text, at, end)
+        ):
+            continue
         match = pattern.match(text, at, end)
         if match is not None:
             done = match.end()
