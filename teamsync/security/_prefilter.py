@@ -316,6 +316,9 @@ def hyperscan_finder(
         ascii_only = len(data) == len(text)
         out: list[list[int]] = []
         for ident, found in enumerate(ends):
+            if not found:
+                out.append(found)
+                continue
             starts = sorted(to - lengths[ident] for to in found)
             if not ascii_only:
                 starts = _char_offsets(data, starts)

@@ -146,6 +146,14 @@ class _Plan:
             compiled = self._regexes[index] = _bounded(RULES[index])
         return compiled
 
+    def compile_all(self) -> None:
+        """Compile every rule's regex and the generic patterns now (before forking workers,
+        which then share them instead of each compiling its own)."""
+        for index in range(len(RULES)):
+            self.regex(index)
+        generic_line()
+        generic_key_end()
+
 
 def _bounded(rule: Rule) -> re.Pattern[str]:
     """The rule's regex, refusing at once to start glued to a letter or digit.
@@ -578,12 +586,13 @@ class Scanner:
             path = in_name[0].path
             self._findings.extend(replace(f, commit=commit) for f in in_name)
         doc = _Text(text, path, first_line, self.plan)
+        present = {i for i, found in enumerate(doc.positions) if found}
         taken = _Taken()
         hits: list[_Hit] = []
         for index, (rule, ids) in enumerate(zip(RULES, self.plan.rule_anchors, strict=True)):
             if ids is None:
                 spans = [(0, len(text))]
-            elif not any(doc.positions[i] for i in ids):
+            elif present.isdisjoint(ids):
                 continue
             else:
                 spans = doc.anchor_spans(ids, rule.context_chars)
@@ -594,7 +603,7 @@ class Scanner:
         self._findings.extend(
             Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
         )
-        if self.generic and any(doc.positions[i] for i in self.plan.generic_anchors):
+        if self.generic and not present.isdisjoint(self.plan.generic_anchors):
             lines = _Lines(text)
             taken_lines = {lines.bounds(start)[0] for start in taken.starts}
             candidates = _generic_candidates(
