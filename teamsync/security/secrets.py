@@ -383,22 +383,23 @@ def _rule_hits(
 ) -> Iterator[_Hit]:
     text = doc.text
     use_group = "s" in regex.groupindex
-    lines = _Lines(text)
+    lines = _Lines(text) if inline_allow else None
+    requires, left_boundary, validator = rule.requires, rule.left_boundary, rule.validator
     for start, end in spans:
-        if any(text.find(literal, start, end) < 0 for literal in rule.requires):
+        if requires and any(text.find(literal, start, end) < 0 for literal in requires):
             continue
         for match in regex.finditer(text, start, end):
             group = "s" if use_group and match.group("s") else 0
             s_start, s_end = match.span(group)
-            if rule.left_boundary and s_start > 0 and text[s_start - 1].isalnum():
+            if left_boundary and s_start > 0 and text[s_start - 1].isalnum():
                 continue
             secret = text[s_start:s_end]
-            if rule.validator is not None and not rule.validator(secret):
+            if validator is not None and not validator(secret):
                 continue
             if taken.overlaps(s_start, s_end):
                 continue
             taken.add(s_start, s_end)
-            if inline_allow and doc.allowed(*lines.bounds(s_start)):
+            if lines is not None and doc.allowed(*lines.bounds(s_start)):
                 continue
             yield _Hit(s_start, rule.id, fingerprint(rule.id, secret))
     taken.commit()
