@@ -112,6 +112,57 @@ def literal_prefixes(pattern: str, flags: int) -> tuple[str, ...] | None:
     return tuple(sorted(set(heads)))
 
 
+_SPECIAL = frozenset(".^$*+?{}[]|()\\")
+
+
+def guard_after_prefix(pattern: str, flags: int, guard: str) -> str | None:
+    """``pattern`` with ``(?<!guard L)`` after its one literal prefix ``L``, or None.
+
+    The same as ``(?<!guard)pattern`` (no match starts right after a ``guard``
+    character), but ``re`` still sees the literal prefix and skips to it as a
+    substring search instead of trying the assertion at every position. None when
+    the pattern has several prefixes or none, or the rewrite cannot be shown exact
+    (the result must parse to the original with one assertion added).
+    """
+    prefixes = literal_prefixes(pattern, flags)
+    sre = _sre()
+    if prefixes is None or len(prefixes) != 1 or sre is None:
+        return None
+    literal, parser, c = prefixes[0], *sre
+    read, at = "", 0
+    while len(read) < len(literal) and at < len(pattern):
+        char = pattern[at]
+        if char == "\\" and at + 1 < len(pattern) and not pattern[at + 1].isalnum():
+            char, at = pattern[at + 1], at + 2
+        elif char in _SPECIAL:
+            return None
+        else:
+            at += 1
+        read += char
+    if read != literal:
+        return None
+    import re
+
+    escaped = re.escape(literal)
+    rewritten = escaped + "(?<!" + guard + escaped + ")" + pattern[at:]
+    try:
+        whole = list(parser.parse(pattern, flags))
+        new = list(parser.parse(rewritten, flags))
+    except Exception:  # noqa: BLE001 - unreadable: no rewrite
+        return None
+    n = len(literal)
+    if len(new) != len(whole) + 1 or new[n][0] is not c.ASSERT_NOT:
+        return None
+    return rewritten if _shape(new[:n] + new[n + 1 :]) == _shape(whole) else None
+
+
+def _shape(node: Any) -> Any:
+    """A parsed pattern as nested tuples, comparable by value (``SubPattern`` is not)."""
+    if isinstance(node, (list, tuple)) or hasattr(node, "data"):
+        return tuple(_shape(x) for x in getattr(node, "data", node))
+    return node
+
+
 def _set_has_newline(items: Sequence[Any], c: Any) -> bool:
     negate = any(op is c.NEGATE for op, _ in items)
     hit = False
@@ -188,7 +239,8 @@ def rule_anchors(keywords: tuple[str, ...], pattern: str, flags: int) -> tuple[A
 # --- the engines ----------------------------------------------------------------------------
 
 Finder = Callable[[str], list[list[int]]]
-"""text -> for each anchor, the offsets of its first occurrence on each line holding it."""
+"""text -> for each anchor, the offsets of its first occurrence on each line holding it
+(of every occurrence, for the anchors a finder was built to report in full)."""
 
 
 def _first_per_line(text: str, offsets: list[int]) -> list[int]:
@@ -203,19 +255,23 @@ def _first_per_line(text: str, offsets: list[int]) -> list[int]:
     return kept
 
 
-def python_finder(anchors: Sequence[Anchor]) -> Finder:
-    """The pure-Python engine: ``str.find`` per anchor, one hit per line."""
+def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()) -> Finder:
+    """The pure-Python engine: ``str.find`` per anchor, one hit per line (all for ``every``)."""
 
     def find(text: str) -> list[list[int]]:
         lowered: str | None = None
         out: list[list[int]] = []
-        for literal, caseless in anchors:
+        for ident, (literal, caseless) in enumerate(anchors):
             if caseless and lowered is None:
                 lowered = ascii_lower(text)
             hay = lowered if caseless and lowered is not None else text
             needle = literal.lower() if caseless else literal
             hits: list[int] = []
             pos = hay.find(needle)
+            if ident in every:
+                while pos >= 0:
+                    hits.append(pos)
+                    pos = hay.find(needle, pos + 1)
             while pos >= 0:
                 hits.append(pos)
                 line_end = text.find("\n", pos)
@@ -226,7 +282,9 @@ def python_finder(anchors: Sequence[Anchor]) -> Finder:
     return find
 
 
-def hyperscan_finder(anchors: Sequence[Anchor]) -> Finder | None:
+def hyperscan_finder(
+    anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
+) -> Finder | None:
     """The Hyperscan engine, or None when the wheel is missing or refuses the anchors."""
     try:
         hyperscan: Any = importlib.import_module("hyperscan")
@@ -259,10 +317,13 @@ def hyperscan_finder(anchors: Sequence[Anchor]) -> Finder | None:
         ascii_only = len(data) == len(text)
         out: list[list[int]] = []
         for ident, found in enumerate(ends):
+            if not found:
+                out.append(found)
+                continue
             starts = sorted(to - lengths[ident] for to in found)
             if not ascii_only:
                 starts = _char_offsets(data, starts)
-            out.append(_first_per_line(text, starts))
+            out.append(starts if ident in every else _first_per_line(text, starts))
         return out
 
     return find
@@ -280,25 +341,30 @@ def _char_offsets(data: bytes, byte_offsets: list[int]) -> list[int]:
 
 
 def make_finder(
-    anchors: Sequence[Anchor], engine: str | None = None, *, probe_only: bool = False
+    anchors: Sequence[Anchor],
+    engine: str | None = None,
+    *,
+    probe_only: bool = False,
+    every: frozenset[int] = frozenset(),
 ) -> tuple[str, Finder]:
     """(engine name, finder) for ``anchors``; ``engine`` "python" forces the fallback.
 
-    ``probe_only`` names the engine that would be used without loading it.
+    ``probe_only`` names the engine that would be used without loading it; the
+    anchors numbered in ``every`` are reported at every occurrence, not once a line.
     """
     choice = engine or os.environ.get("TEAMSYNC_SCAN_ENGINE", "")
     usable = choice != "python"
     if probe_only:
         found = usable and importlib.util.find_spec("hyperscan") is not None
-        return ("hyperscan" if found else "python"), python_finder(anchors)
+        return ("hyperscan" if found else "python"), python_finder(anchors, every)
     if usable:
-        fast = _mixed_finder(anchors)
+        fast = _mixed_finder(anchors, every)
         if fast is not None:
             return "hyperscan", fast
-    return "python", python_finder(anchors)
+    return "python", python_finder(anchors, every)
 
 
-def _mixed_finder(anchors: Sequence[Anchor]) -> Finder | None:
+def _mixed_finder(anchors: Sequence[Anchor], every: frozenset[int]) -> Finder | None:
     """Hyperscan for the ASCII anchors, ``str.find`` for the others (labels in other scripts).
 
     Hyperscan's caseless mode folds ASCII only, so a non-ASCII anchor always goes
@@ -307,12 +373,18 @@ def _mixed_finder(anchors: Sequence[Anchor]) -> Finder | None:
     """
     ascii_ids = [i for i, (literal, _) in enumerate(anchors) if literal.isascii()]
     other_ids = [i for i, (literal, _) in enumerate(anchors) if not literal.isascii()]
-    fast = hyperscan_finder([anchors[i] for i in ascii_ids])
+    fast = hyperscan_finder(
+        [anchors[i] for i in ascii_ids],
+        frozenset(n for n, i in enumerate(ascii_ids) if i in every),
+    )
     if fast is None:
         return None
     if not other_ids:
         return fast
-    slow = python_finder([anchors[i] for i in other_ids])
+    slow = python_finder(
+        [anchors[i] for i in other_ids],
+        frozenset(n for n, i in enumerate(other_ids) if i in every),
+    )
 
     def find(text: str) -> list[list[int]]:
         out: list[list[int]] = [[] for _ in anchors]

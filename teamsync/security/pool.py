@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from teamsync.security.secrets import Finding, Scanner, _Candidate
+from teamsync.security.secrets import Finding, Scanner, _Candidate, plan
 from teamsync.security.sources import Chunk, Skipped, read_file
 
 PARALLEL_MIN_BYTES = 8 * 1024 * 1024
@@ -80,6 +80,8 @@ def scan_parallel(
 
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
+    if method == "fork":
+        plan(engine).compile_all()  # compiled once here, inherited by every worker
     batches = split(files, jobs * 4)
     with context.Pool(jobs) as pool:
         return list(

@@ -156,7 +156,25 @@ _PEM_HEADER = re.compile(r"^[A-Za-z-]+:.*$", re.MULTILINE)
 _PEM_NOISE = re.compile(r"\\n|\\r|[\s\"',]")
 
 
+_PEM_STOP = (
+    r"(?:"
+    + re.escape(_PEM_END)
+    + r"[ A-Z0-9]{0,40}"
+    + _PRIVATE
+    + r"(?: BLOCK)?"
+    + _DASH5
+    + r"|(?=\n[ \t]*\n|\n[ \t]*```|\Z))"
+)
+"""Where a PEM body ends: its END marker, a blank line, a code fence, or the span's end."""
+PEM_MAX_BODY = 20_000
+"""A longer body is not a key (the rule's regex reads past it; the validator drops it)."""
+
+
 def _pem_body(value: str) -> bool:
+    header_end = value.find(_DASH5, len(_PEM_BEGIN)) + len(_DASH5)
+    end_marker = value.rfind(_PEM_END)
+    if (end_marker if end_marker >= header_end else len(value)) - header_end > PEM_MAX_BODY:
+        return False
     body = value.split(_DASH5, 2)[-1] if value.count(_DASH5) >= 2 else value
     body = _PEM_NOISE.sub("", _PEM_HEADER.sub("", body.split(_PEM_END, 1)[0]))
     if len(body) < 64 or looks_like_placeholder(body):
@@ -403,16 +421,15 @@ RULES: tuple[Rule, ...] = (
             + _PRIVATE
             + r"(?: BLOCK)?"
             + _DASH5
-            # the body never holds another BEGIN: each marker looks ahead only to the next one
-            + r"(?:(?!"
+            # the body runs to the first END marker, blank line or fence, and never holds
+            # another BEGIN (each marker looks ahead only to the next one); it is taken in
+            # possessive runs of characters that cannot start either, not one at a time
+            + r"(?:[^\n\-]++|(?!"
+            + _PEM_STOP
+            + r")(?!"
             + re.escape(_PEM_BEGIN)
-            + r")[\s\S]){0,20000}?(?:"
-            + re.escape(_PEM_END)
-            + r"[ A-Z0-9]{0,40}"
-            + _PRIVATE
-            + r"(?: BLOCK)?"
-            + _DASH5
-            + r"|(?=\n[ \t]*\n|\n[ \t]*```|\Z))"
+            + r")[\n\-])*+"
+            + _PEM_STOP
         ),
         ("private key",),
         _pem_body,
@@ -579,17 +596,19 @@ _KEY = (
     + _alternation(tuple(x for x in FOREIGN_LABELS if not _is_cjk(x)))
     + r")(?:[ \t]+(?!(?i:is|es|est|é|là|ist|lautet)\b)[^\W\d_][\w'’\-]{1,24}){0,2})"  # пароль администратора
 )
+_QUALIFIER_WORDS = r"for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của"
 _QUALIFIER = (  # "password for staging", "senha do banco", "mot de passe de la base"
-    r"(?:[ \t]+(?i:for|of|on|to|de|du|des|da|do|del|für|vom|der|para|pour|la|el|от|для|cho|của)"
+    r"(?:[ \t]+(?i:" + _QUALIFIER_WORDS + r")"
     r"(?:[ \t]+la)?[ \t]+[\w.\-]{1,30}){0,2}"
 )
 _ASSIGNMENT = (
     r"""["'\]]{0,2}[ \t]*(?::=|=>|[:=：＝])(?!=)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"""
 )
-_PROSE_VERB = (
-    r"[ \t]+(?i:is|was|are|were|set[ \t]+to|equals|becomes|ist|lautet|war|est|était|es|era"
-    r"|é|là|было|—|–)(?!\w)[ \t]*[:：]?[ \t]*"
+_PROSE_VERBS = (
+    r"is|was|are|were|set[ \t]+to|equals|becomes|ist|lautet|war|est|était|es|era"
+    r"|é|là|было|—|–"
 )
+_PROSE_VERB = r"[ \t]+(?i:" + _PROSE_VERBS + r")(?!\w)[ \t]*[:：]?[ \t]*"
 _PARTICLE = r"(?P<pt>는|은|이|가|를|是|为|為|は|が|を)?"  # CJK markers glued to a label
 _VALUE = (
     r"""(?:(?P<q>["'`“「『])(?P<qv>[^"'`”」』\n]{1,300})["'`”」』]"""
@@ -622,6 +641,75 @@ def generic_line() -> re.Pattern[str]:
     Compiled on first use (about 8 ms): a text without a secret-named word never pays it.
     """
     return re.compile(_GENERIC_LINE)
+
+
+@functools.cache
+def generic_key_end() -> re.Pattern[str]:
+    r"""Matched at an English key's head in an ASCII line: None means no match starts there.
+
+    In ASCII text every separator begins with one of ``"'] \t:=`` (the others are
+    CJK), none of them a ``[\w.\-]`` character, so the key ends where its run ends, or
+    where the run after one space ends when the label itself has a space (``private
+    key``, ``secret access key``). After blanks, a separator goes on with ``:`` or
+    ``=``, a quote, a qualifier or a prose verb. (``--flag`` keys are not checked.)
+    """
+    words = "key|token|access|" + _QUALIFIER_WORDS + "|" + _PROSE_VERBS
+    return re.compile(r"""[\w.\-]*(?:["'\]:=]|[ \t]+(?:[:="'`]|(?i:""" + words + ")))")
+
+
+# --- where a generic match can start (see secrets._generic_matches) ----------------------
+#
+# The candidate pattern has no literal prefix, so ``finditer`` over a line tries it at
+# every position. A match starts either at the head of a ``[\w.\-]`` run holding an
+# English label word, or where a foreign label's first word is: finding those words with
+# ``str.find`` and trying the pattern only there gives the same matches at a fraction of
+# the cost. The words are compared in a caseless fold that agrees with ``re``'s
+# IGNORECASE (a test checks every character of every label against ``re``).
+
+EN_LABEL_WORDS: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+"""One of these is in every English label ``_EN_STRONG``/``_EN_WEAK`` can match (folded)."""
+EN_RUN_REACH = 130
+r"""How far back from a label word its run's head may be: ``(--)?`` and ``[\w.\-]{0,100}?``
+before the label (102), and the label's own head before the word (``encryption_key``)."""
+
+_FOLD_EXTRA = str.maketrans(
+    {
+        "\u0131": "i",  # dotless i: re's IGNORECASE takes it for i
+        "\u017f": "s",  # long s
+        "\u1c80": "\u0432",  # Cyrillic rounded/tall/wide variants (в д о с т т ъ ѣ ꙋ)
+        "\u1c81": "\u0434",
+        "\u1c82": "\u043e",
+        "\u1c83": "\u0441",
+        "\u1c84": "\u0442",
+        "\u1c85": "\u0442",
+        "\u1c86": "\u044a",
+        "\u1c87": "\u0463",
+        "\u1c88": "\ua64b",
+    }
+)
+
+
+def caseless_fold(text: str) -> str:
+    """``text`` folded as ``re``'s IGNORECASE compares it, one character for one.
+
+    Two characters that IGNORECASE takes for each other fold to the same character
+    (simple lower case, plus the few extra pairs ``re`` knows: ``ı``/``i``, ``ſ``/``s``…),
+    so offsets in the folded text are offsets in ``text``.
+    """
+    if text.isascii():
+        return text.lower()
+    folded = text.replace("\u0130", "i").lower().translate(_FOLD_EXTRA)
+    if len(folded) == len(text):
+        return folded
+    return "".join(  # pragma: no cover - no other character lowers to two today
+        (c if len(c.lower()) != 1 else c.lower()).translate(_FOLD_EXTRA) for c in text
+    )
+
+
+@functools.cache
+def foreign_label_heads() -> tuple[str, ...]:
+    """The folded first word of every foreign label: a foreign match starts on one."""
+    return tuple(sorted({caseless_fold(label.split(" ")[0]) for label in FOREIGN_LABELS}))
 
 
 _ENTRY_POINT = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")  # detect_secrets.main:main

@@ -36,14 +36,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from teamsync.security._prefilter import Anchor, Finder, make_finder, python_finder, rule_anchors
+from teamsync.security._prefilter import (
+    Anchor,
+    Finder,
+    guard_after_prefix,
+    make_finder,
+    python_finder,
+    rule_anchors,
+)
 from teamsync.security.keys import is_memory_path
 from teamsync.security.names import name_findings
 from teamsync.security.rules import (
+    EN_LABEL_WORDS,
+    EN_RUN_REACH,
     GENERIC_KEYWORDS,
     RULES,
     Rule,
+    caseless_fold,
     clean_generic_value,
+    foreign_label_heads,
+    generic_key_end,
     generic_label,
     generic_line,
     generic_value_plausible,
@@ -115,6 +127,10 @@ class _Plan:
     finder: Finder
     rule_anchors: tuple[tuple[int, ...] | None, ...]
     generic_anchors: tuple[int, ...]
+    english_starts: tuple[int, ...]
+    """English label words, reported at every occurrence (see :func:`_generic_matches`)."""
+    foreign_starts: tuple[int, ...]
+    """The ASCII heads of foreign labels, reported at every occurrence."""
     _regexes: list[re.Pattern[str] | None] = field(default_factory=list, compare=False)
 
     def regex(self, index: int) -> re.Pattern[str]:
@@ -130,6 +146,14 @@ class _Plan:
             compiled = self._regexes[index] = _bounded(RULES[index])
         return compiled
 
+    def compile_all(self) -> None:
+        """Compile every rule's regex and the generic patterns now (before forking workers,
+        which then share them instead of each compiling its own)."""
+        for index in range(len(RULES)):
+            self.regex(index)
+        generic_line()
+        generic_key_end()
+
 
 def _bounded(rule: Rule) -> re.Pattern[str]:
     """The rule's regex, refusing at once to start glued to a letter or digit.
@@ -140,7 +164,9 @@ def _bounded(rule: Rule) -> re.Pattern[str]:
     """
     if not rule.left_boundary or "s" in rule.regex.groupindex:
         return rule.regex
-    return re.compile(r"(?<![^\W_])(?:" + rule.regex.pattern + ")", rule.regex.flags)
+    pattern, flags = rule.regex.pattern, rule.regex.flags
+    guarded = guard_after_prefix(pattern, flags, r"[^\W_]")  # keeps re's prefix search
+    return re.compile(guarded or r"(?<![^\W_])(?:" + pattern + ")", flags)
 
 
 def plan(engine: str | None = None) -> _Plan:
@@ -160,14 +186,16 @@ def _plan(engine: str | None) -> _Plan:
     for anchors in rules_anchors():
         per_rule.append(None if anchors is None else ids(anchors))
     generic = ids(tuple((kw, True) for kw in GENERIC_KEYWORDS))
-    every = list(table)
+    english = ids(tuple((word, True) for word in EN_LABEL_WORDS))
+    foreign = ids(tuple((head, True) for head in foreign_label_heads() if head.isascii()))
+    table_list, full = list(table), frozenset(english + foreign)
     if engine is None:
-        name, finder = _sized(every)
-    else:  # "python", or "hyperscan" for every text (the tests compare the two)
-        name, finder = (
-            ("python", python_finder(every)) if engine == "python" else make_finder(every)
-        )
-    return _Plan(name, finder, tuple(per_rule), generic)
+        name, finder = _sized(table_list, full)
+    elif engine == "python":
+        name, finder = "python", python_finder(table_list, full)
+    else:  # "hyperscan" for every text (the tests compare the two)
+        name, finder = make_finder(table_list, every=full)
+    return _Plan(name, finder, tuple(per_rule), generic, english, foreign)
 
 
 def rules_fingerprint() -> str:
@@ -227,9 +255,9 @@ its first files and switches. Both finders give the same offsets.
 """
 
 
-def _sized(anchors: list[Anchor]) -> tuple[str, Finder]:
+def _sized(anchors: list[Anchor], every: frozenset[int]) -> tuple[str, Finder]:
     """A finder that loads Hyperscan once the work is large enough (same offsets either way)."""
-    small = python_finder(anchors)
+    small = python_finder(anchors, every)
     large: list[Finder] = []
     seen = [0]
 
@@ -238,10 +266,10 @@ def _sized(anchors: list[Anchor]) -> tuple[str, Finder]:
         if not large and seen[0] < SMALL_WORK:
             return small(text)
         if not large:
-            large.append(make_finder(anchors)[1])
+            large.append(make_finder(anchors, every=every)[1])
         return large[0](text)
 
-    return make_finder(anchors, probe_only=True)[0], find
+    return make_finder(anchors, probe_only=True, every=every)[0], find
 
 
 class _Lines:
@@ -282,8 +310,14 @@ class _Text:
         if cached is None:
             text, spans = self.text, []
             for ident in ids:
+                line_end = -1
                 for pos in self.positions[ident]:
-                    end = text.find("\n", pos + extra_chars)
+                    if pos <= line_end:
+                        continue  # the first one on its line counts (some anchors list all)
+                    line_end = text.find("\n", pos)
+                    if line_end < 0:
+                        line_end = len(text)
+                    end = text.find("\n", pos + extra_chars) if extra_chars else line_end
                     spans.append((text.rfind("\n", 0, pos) + 1, len(text) if end < 0 else end))
             cached = self._spans[key] = _merge(spans)
         return cached
@@ -359,49 +393,154 @@ def _rule_hits(
 ) -> Iterator[_Hit]:
     text = doc.text
     use_group = "s" in regex.groupindex
-    lines = _Lines(text)
+    lines = _Lines(text) if inline_allow else None
+    requires, left_boundary, validator = rule.requires, rule.left_boundary, rule.validator
     for start, end in spans:
-        if any(text.find(literal, start, end) < 0 for literal in rule.requires):
+        if requires and any(text.find(literal, start, end) < 0 for literal in requires):
             continue
         for match in regex.finditer(text, start, end):
             group = "s" if use_group and match.group("s") else 0
             s_start, s_end = match.span(group)
-            if rule.left_boundary and s_start > 0 and text[s_start - 1].isalnum():
+            if left_boundary and s_start > 0 and text[s_start - 1].isalnum():
                 continue
             secret = text[s_start:s_end]
-            if rule.validator is not None and not rule.validator(secret):
+            if validator is not None and not validator(secret):
                 continue
             if taken.overlaps(s_start, s_end):
                 continue
             taken.add(s_start, s_end)
-            if inline_allow and doc.allowed(*lines.bounds(s_start)):
+            if lines is not None and doc.allowed(*lines.bounds(s_start)):
                 continue
             yield _Hit(s_start, rule.id, fingerprint(rule.id, secret))
     taken.commit()
 
 
+_RUN_BACK = re.compile(rf"[\w.\-]{{0,{EN_RUN_REACH + 1}}}")
+
+
+def _run_heads(text: str, backwards: str, start: int, words: list[int]) -> set[int]:
+    r"""Where an English key holding a label word at each of ``words`` can start.
+
+    That is the head of the word's ``[\w.\-]`` run (no further back than
+    :data:`EN_RUN_REACH`), and, after a single space, the head of the run before
+    it (``private key``, ``access token``: the label's first part ends that run).
+    ``backwards`` is ``text`` reversed, so a run's length is one ``match``.
+    """
+    heads: set[int] = set()
+    size = len(text)
+    for at in words:
+        for end in (at, at - 1) if at - 1 > start and text[at - 1] == " " else (at,):
+            back = _RUN_BACK.match(backwards, size - end)
+            reach = back.end() - back.start() if back is not None else 0
+            if reach <= EN_RUN_REACH and (end == at or reach):
+                heads.add(max(end - reach, start))
+    return heads
+
+
+def _matches_at(
+    text: str, end: int, english: set[int], foreign: set[int], ascii_span: bool = False
+) -> Iterator[re.Match[str]]:
+    """The generic pattern tried at each possible start, as ``finditer`` would meet them.
+
+    A match's span is skipped like ``finditer`` skips it. On an ASCII span a start
+    only an English key can take is first checked cheaply by
+    :func:`~teamsync.security.rules.generic_key_end` (most label words in prose are
+    followed by neither a separator nor a verb).
+    """
+    pattern, key_end = generic_line(), generic_key_end()
+    done = -1
+    for at in sorted(english | foreign):
+        if at < done:
+            continue
+        if (
+            ascii_span
+            and at not in foreign
+            and not text.startswith("--", at)
+            and not key_end.match(text, at, end)
+        ):
+            continue
+        match = pattern.match(text, at, end)
+        if match is not None:
+            done = match.end()
+            yield match
+
+
+def _generic_matches(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+    r"""``generic_line().finditer(text, start, end)``, trying the pattern only where it can start.
+
+    A match starts at the head of a ``[\w.\-]`` run holding an English label word
+    (:data:`EN_LABEL_WORDS`) or on a foreign label's first word
+    (:func:`foreign_label_heads`). This is the path for a span of any script: the
+    words are found with ``str.find`` in the caseless fold that agrees with ``re``'s
+    IGNORECASE. (An ASCII span takes them from the anchor pass instead.)
+    Matches never cross a line.
+    """
+    segment = text[start:end]
+    folded = caseless_fold(segment)
+    words: list[int] = []
+    for word in EN_LABEL_WORDS:
+        at = folded.find(word)
+        while at >= 0:
+            words.append(at)
+            at = folded.find(word, at + 1)
+    heads = _run_heads(segment, segment[::-1], 0, words) if words else set()
+    english = {start + at for at in heads}  # (a span starts a line: no run crosses its start)
+    foreign: set[int] = set()
+    for word in foreign_label_heads():
+        at = folded.find(word)
+        while at >= 0:
+            foreign.add(start + at)
+            at = folded.find(word, at + 1)
+    return _matches_at(text, end, english, foreign)
+
+
+def _generic_line_matches(
+    doc: _Text, ids: tuple[int, ...], compiled: _Plan
+) -> Iterator[re.Match[str]]:
+    """``generic_line().finditer`` over each line holding a generic anchor, at a fraction of
+    the cost: the pattern is tried only where a label can start (see :func:`_matches_at`)."""
+    text = doc.text
+    ascii_text = text.isascii()
+    english = sorted(pos for i in compiled.english_starts for pos in doc.positions[i])
+    foreign = sorted(pos for i in compiled.foreign_starts for pos in doc.positions[i])
+    backwards = ""
+    for start, end in doc.anchor_spans(ids, 0):
+        if ascii_text or text[start:end].isascii():
+            # an ASCII span: the anchor pass found every label word on it, and only the
+            # foreign heads that are ASCII can be there
+            words = english[bisect.bisect_left(english, start) : bisect.bisect_left(english, end)]
+            if words and not backwards:
+                backwards = text[::-1]
+            heads = _run_heads(text, backwards, start, words) if words else set()
+            lo, hi = bisect.bisect_left(foreign, start), bisect.bisect_left(foreign, end)
+            yield from _matches_at(text, end, heads, set(foreign[lo:hi]), ascii_span=True)
+        else:
+            yield from _generic_matches(text, start, end)
+
+
 def _generic_candidates(
-    doc: _Text, taken_lines: set[int], ids: tuple[int, ...], inline_allow: bool = False
+    doc: _Text,
+    taken_lines: set[int],
+    ids: tuple[int, ...],
+    compiled: _Plan,
+    inline_allow: bool = False,
 ) -> list[_Candidate]:
     found: dict[int, tuple[str, str]] = {}
-    text = doc.text
-    lines = _Lines(text)
-    pattern = generic_line()
-    for start, end in doc.anchor_spans(ids, 0):
-        for match in pattern.finditer(text, start, end):
-            line_start, line_end = lines.bounds(match.start())
-            if line_start in found or line_start in taken_lines:
-                continue
-            quoted = match.group("qv") is not None
-            value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
-            if not generic_value_plausible(value) or is_entry_point(value):
-                continue
-            label, strong = generic_label(match.group("key"))
-            if not strong and not generic_value_random(value):
-                continue
-            if inline_allow and doc.allowed(line_start, line_end):
-                continue
-            found[line_start] = (label, value)
+    lines = _Lines(doc.text)
+    for match in _generic_line_matches(doc, ids, compiled):
+        line_start, line_end = lines.bounds(match.start())
+        if line_start in found or line_start in taken_lines:
+            continue
+        quoted = match.group("qv") is not None
+        value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
+        if not generic_value_plausible(value) or is_entry_point(value):
+            continue
+        label, strong = generic_label(match.group("key"))
+        if not strong and not generic_value_random(value):
+            continue
+        if inline_allow and doc.allowed(line_start, line_end):
+            continue
+        found[line_start] = (label, value)
     numbers = doc.line_numbers(list(found))
     return [_Candidate(doc.path, numbers[at], key, value) for at, (key, value) in found.items()]
 
@@ -458,12 +597,13 @@ class Scanner:
             path = in_name[0].path
             self._findings.extend(replace(f, commit=commit) for f in in_name)
         doc = _Text(text, path, first_line, self.plan)
+        present = {i for i, found in enumerate(doc.positions) if found}
         taken = _Taken()
         hits: list[_Hit] = []
         for index, (rule, ids) in enumerate(zip(RULES, self.plan.rule_anchors, strict=True)):
             if ids is None:
                 spans = [(0, len(text))]
-            elif not any(doc.positions[i] for i in ids):
+            elif present.isdisjoint(ids):
                 continue
             else:
                 spans = doc.anchor_spans(ids, rule.context_chars)
@@ -474,10 +614,12 @@ class Scanner:
         self._findings.extend(
             Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
         )
-        if self.generic and any(doc.positions[i] for i in self.plan.generic_anchors):
+        if self.generic and not present.isdisjoint(self.plan.generic_anchors):
             lines = _Lines(text)
             taken_lines = {lines.bounds(start)[0] for start in taken.starts}
-            candidates = _generic_candidates(doc, taken_lines, self.plan.generic_anchors, allow)
+            candidates = _generic_candidates(
+                doc, taken_lines, self.plan.generic_anchors, self.plan, allow
+            )
             if keep_until is not None:
                 limit = doc.line_numbers([keep_until])[keep_until]
                 candidates = [c for c in candidates if c.line < limit]
