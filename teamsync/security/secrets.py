@@ -499,6 +499,8 @@ def _generic_line_matches(
 ) -> Iterator[re.Match[str]]:
     """``generic_line().finditer`` over each line holding a generic anchor, at a fraction of
     the cost: the pattern is tried only where a label can start (see :func:`_matches_at`)."""
+    import bisect  # only once a generic anchor was found: off the clean hook path
+
     text = doc.text
     ascii_text = text.isascii()
     english = sorted(pos for i in compiled.english_starts for pos in doc.positions[i])
