@@ -434,6 +434,9 @@ RULES: tuple[Rule, ...] = (
         ("private key",),
         _pem_body,
         context_chars=40_000,
+        # the marker starts with dashes: a letter before it is no word it could be part of,
+        # and refusing one let `x-----BEGIN …` (or a body glued to the next key) through
+        left_boundary=False,
     ),
     Rule(
         "jwt",

@@ -295,3 +295,15 @@ def test_guard_refuses_deeply_nested_payload_for_team_memory(tmp_path: Path) -> 
     decision = json.loads(proc.stdout)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny"
     assert "nests JSON too deeply" in decision["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("glue", ["x", "QUJD", "7", "\n" + "QUJD" * 16 + "\n" + "QUJD" * 5000])
+def test_a_private_key_glued_to_what_precedes_it_is_found(engine: str, glue: str) -> None:
+    """``x-----BEGIN …``, or a long unterminated body running into the key, must not hide it."""
+    key = PLANTS["private-key"](random.Random(8))
+    block = key[key.index("-----BEGIN") :]
+    prefix = "notes\n" + ("-----BEGIN RSA PRIVATE KEY-----" if glue.startswith("\n") else "")
+    scanner = Scanner(engine=engine)
+    scanner.add(prefix + glue + block + "\n", "glued.md")
+    assert [f.rule for f in scanner.finish()] == ["private-key"]
