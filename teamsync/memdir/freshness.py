@@ -26,13 +26,16 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from teamsync._files import write_atomic
+from teamsync.limits import TEMP_PREFIX
 
 STALE_AFTER_DAYS = 2
 RECORD_VERSION = 1
 _DAY = 86_400.0
+_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
 
 
 def age_days(changed_at: float, now: float) -> int:
@@ -72,6 +75,35 @@ def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at
         "changed_at": float(changed_at),
     }
     write_atomic(target, json.dumps(payload))
+
+
+def record_changes(state_dir: Path, records: Iterable[tuple[Path, str, float]]) -> None:
+    """:func:`record_change` for many ``(file, checksum, changed_at)``, without fsyncs.
+
+    For a sync pull: each record is still replaced atomically (temp + rename), and
+    a record a crash loses is only a hint lost (the file's mtime remains).
+    """
+    folder = state_dir / "freshness"
+    folder.mkdir(parents=True, exist_ok=True)
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for file, content_checksum, when in records:
+            payload = {
+                "v": RECORD_VERSION,
+                "path": os.path.abspath(file),
+                "checksum": content_checksum,
+                "changed_at": float(when),
+            }
+            name = _record_path(state_dir, file).name
+            tmp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
+            fd = os.open(tmp, _NEW_FLAGS, 0o600, dir_fd=dir_fd)
+            try:
+                os.write(fd, json.dumps(payload).encode("utf-8"))
+            finally:
+                os.close(fd)
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _recorded(state_dir: Path, file: Path) -> tuple[str, float] | None:

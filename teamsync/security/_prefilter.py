@@ -258,6 +258,9 @@ def hyperscan_finder(anchors: Sequence[Anchor]) -> Finder | None:
         ascii_only = len(data) == len(text)
         out: list[list[int]] = []
         for ident, found in enumerate(ends):
+            if not found:  # most anchors are absent from most texts
+                out.append(found)
+                continue
             starts = sorted(to - lengths[ident] for to in found)
             if not ascii_only:
                 starts = _char_offsets(data, starts)

@@ -117,6 +117,38 @@ class _Plan:
     generic_anchors: tuple[int, ...]
     _regexes: list[re.Pattern[str] | None] = field(default_factory=list, compare=False)
 
+    @functools.cached_property
+    def anchor_rules(self) -> tuple[tuple[int, ...], ...]:
+        """Anchor id -> the indices of the rules it anchors."""
+        out: list[list[int]] = [[] for _ in range(max(self._ids(), default=-1) + 1)]
+        for index, ids in enumerate(self.rule_anchors):
+            for ident in ids or ():
+                out[ident].append(index)
+        return tuple(tuple(rules) for rules in out)
+
+    @functools.cached_property
+    def unanchored(self) -> frozenset[int]:
+        """Rules without anchors: they run over every text."""
+        return frozenset(i for i, ids in enumerate(self.rule_anchors) if ids is None)
+
+    @functools.cached_property
+    def generic_set(self) -> frozenset[int]:
+        return frozenset(self.generic_anchors)
+
+    def _ids(self) -> Iterator[int]:
+        for ids in self.rule_anchors:
+            yield from ids or ()
+        yield from self.generic_anchors
+
+    def rules_for(self, positions: list[list[int]]) -> list[int]:
+        """The indices, in :data:`RULES` order, of the rules a text's anchors call for."""
+        todo = set(self.unanchored)
+        table = self.anchor_rules
+        for ident, found in enumerate(positions):
+            if found and ident < len(table):
+                todo.update(table[ident])
+        return sorted(todo)
+
     def regex(self, index: int) -> re.Pattern[str]:
         """Rule ``index``'s regex as the engine runs it, compiled the first time a text needs it.
 
@@ -450,13 +482,9 @@ class Scanner:
         doc = _Text(text, path, first_line, self.plan)
         taken = _Taken()
         hits: list[_Hit] = []
-        for index, (rule, ids) in enumerate(zip(RULES, self.plan.rule_anchors, strict=True)):
-            if ids is None:
-                spans = [(0, len(text))]
-            elif not any(doc.positions[i] for i in ids):
-                continue
-            else:
-                spans = doc.anchor_spans(ids, rule.context_chars)
+        for index in self.plan.rules_for(doc.positions):  # in RULES order, as the spans need
+            rule, ids = RULES[index], self.plan.rule_anchors[index]
+            spans = [(0, len(text))] if ids is None else doc.anchor_spans(ids, rule.context_chars)
             hits.extend(_rule_hits(doc, rule, self.plan.regex(index), spans, taken, allow))
         if keep_until is not None:
             hits = [hit for hit in hits if hit.offset < keep_until]
@@ -464,7 +492,7 @@ class Scanner:
         self._findings.extend(
             Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
         )
-        if self.generic and any(doc.positions[i] for i in self.plan.generic_anchors):
+        if self.generic and any(doc.positions[i] for i in self.plan.generic_set):
             lines = _Lines(text)
             taken_lines = {lines.bounds(start)[0] for start in taken.starts}
             candidates = _generic_candidates(doc, taken_lines, self.plan.generic_anchors, allow)
