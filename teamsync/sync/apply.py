@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from teamsync.errors import SyncError, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME
 from teamsync.memdir.freshness import content_time, record_changes
 from teamsync.security.fs import SafeDir, WriteBatch
-from teamsync.security.guard import guard_write
+from teamsync.security.guard import guard_many, guard_write, scanner_identity
 from teamsync.security.keys import clashes_with, fold_key
 from teamsync.sync.base import Applied, ChangeSet, checksum
 from teamsync.sync.local import fix_index, read_memory
@@ -39,10 +40,12 @@ from teamsync.sync.plan import (
 from teamsync.sync.report import Conflict, LocalWrite, Progress, Rejection, SyncReport, gate_reason
 from teamsync.sync.state import RACY_NS, BaseStore, FileStat
 
-BATCH = 500
+BATCH = 1000
 """Local writes per durable batch: one barrier and one base-store transaction."""
 MAX_DIRS = 64
 """Directories per batch (each is held open until the batch is durable)."""
+GATE_CHUNK = 1000
+"""Texts per scanner pass when a big gate reports progress."""
 FIRST_TIME_FLOOR = 946_684_800.0
 """2000-01-01: an older change time on a first share is a broken clock, not an age."""
 
@@ -60,9 +63,10 @@ class Applier:
         now: float,
         freshness_dir: Path | None,
         allowlist: frozenset[str] = frozenset(),
+        progress: Progress | None = None,
     ) -> None:
         self.team, self.state, self.report = team, state, report
-        self.allowlist = allowlist
+        self.allowlist, self.progress = allowlist, progress
         self.who, self.now, self.freshness_dir = who, now, freshness_dir
 
     # -- reporting ------------------------------------------------------------------
@@ -134,21 +138,33 @@ class Applier:
             return None
         return text if checksum(text) == expect else None
 
-    def _gate_in(self, key: str, text: str) -> bool:
-        try:
-            guard_write(key, text, baseline=self.allowlist)
-        except TeamsyncError as exc:
-            self.reject(key, f"remote version not written: {gate_reason(exc)}")
-            return False
-        return True
+    def gate(self, items: Mapping[str, str]) -> dict[str, TeamsyncError]:
+        """key -> why its text may not cross (the write guard), for many texts at once.
 
-    def _gate_base(self, key: str, text: str) -> bool:
-        try:
-            guard_write(key, text, baseline=self.allowlist)
-        except TeamsyncError as exc:
-            self.reject(key, f"not recorded as synced: {gate_reason(exc)}", held=True)
-            return False
-        return True
+        One scanner pass over the texts this machine has not scanned clean before
+        (under the same scanner: :func:`~teamsync.security.guard.scanner_identity`);
+        a text it has is only put through the key and size rules again. The
+        texts scanned clean now are remembered.
+        """
+        if not items:
+            return {}
+        identity = scanner_identity()
+        sums = {key: checksum(text) for key, text in items.items()}
+        known = self.state.vetted(sums.values(), identity) if identity else set()
+        todo = [(key, text, sums[key] not in known) for key, text in items.items()]
+        progress = self.progress if len(todo) > GATE_CHUNK else None
+        if progress is not None:
+            progress.start(sum(1 for _, _, scan in todo if scan), "Scanning")
+        refused: dict[str, TeamsyncError] = {}
+        for start in range(0, len(todo), GATE_CHUNK):
+            chunk = todo[start : start + GATE_CHUNK]
+            verdicts = guard_many(chunk, baseline=self.allowlist)
+            refused.update(verdicts.refused)
+            if identity and verdicts.clean:
+                self.state.remember_vetted((sums[key] for key in verdicts.clean), identity)
+            if progress is not None:
+                progress.advance(sum(1 for _, _, scan in chunk if scan))
+        return refused
 
     def prepare_incoming(
         self,
@@ -161,18 +177,29 @@ class Applier:
         writes: list[LocalWrite] = []
         taken = set(local) | set(remote_keys)
         steps = self._refuse_clashing_arrivals(steps, local)
+        mine = {s.key: self._local_text(s.key, s.local) for s in steps if s.action == ADOPT}
+        adopted = {key: text for key, text in mine.items() if text is not None}
+        arriving = {
+            s.key: texts[s.key] for s in steps if s.action in (PULL, MERGE) and s.key in texts
+        }
+        # The base store keeps contents: a secret both sides hold is never recorded.
+        refused = self.gate({**arriving, **adopted})
         for s in steps:
+            problem = refused.get(s.key)
             if s.action == FORGET:
                 writes.append(LocalWrite(s.key, FORGET))
             elif s.action == ADOPT:
-                text = self._local_text(s.key, s.local)
-                # The base store keeps contents: a secret both sides hold is never recorded.
-                if text is not None and self._gate_base(s.key, text):
+                text = adopted.get(s.key)
+                if text is not None and problem is not None:
+                    self.reject(s.key, f"not recorded as synced: {gate_reason(problem)}", held=True)
+                elif text is not None:
                     writes.append(LocalWrite(s.key, ADOPT, base=(checksum(text), text)))
             elif s.action == DELETE_LOCAL:
                 writes.append(LocalWrite(s.key, "delete", expect=s.local))
-            elif s.key in texts and self._gate_in(s.key, texts[s.key]):
-                remote = texts[s.key]
+            elif s.key in arriving and problem is not None:
+                self.reject(s.key, f"remote version not written: {gate_reason(problem)}")
+            elif s.key in arriving:
+                remote = arriving[s.key]
                 when = changed_at.get(s.key)
                 if s.action == PULL:
                     base = (checksum(remote), remote)
@@ -259,17 +286,24 @@ class Applier:
         # Deletes before creations, across batches too: on a case-insensitive file
         # system, deleting 'Deploy.md' after writing 'deploy.md' deletes the new file.
         writes = sorted(writes, key=lambda w: (w.kind != "copy", w.kind != "delete"))
-        for batch in batches(writes):
-            # three phases, each durable before the next: conflict copies, deletes, the rest
-            phases: list[list[LocalWrite]] = [[], [], []]
-            for w in batch:
-                phases[0 if w.kind == "copy" else 1 if w.kind == "delete" else 2].append(w)
-            done = [d for phase in phases if phase for d in self._apply_phase(phase)]
-            self._commit(done)
-            self._report_writes(w for w, _ in done if w.touch)
-            more = more or any(w.kind in (MERGE, "copy") for w, _ in done)
-            if progress is not None:
-                progress.advance(sum(1 for w in batch if w.touch))
+        # Freshness records are hints outside the base's promise: one thread writes them
+        # while the next batch is written.
+        with ThreadPoolExecutor(max_workers=1) as hints:
+            pending: list[Future[None]] = []
+            for batch in batches(writes):
+                # three phases, each durable before the next: conflict copies, deletes, the rest
+                phases: list[list[LocalWrite]] = [[], [], []]
+                for w in batch:
+                    phases[0 if w.kind == "copy" else 1 if w.kind == "delete" else 2].append(w)
+                done = [d for phase in phases if phase for d in self._apply_phase(phase)]
+                self._commit(done)
+                pending.append(hints.submit(self._record_freshness, [w for w, _ in done]))
+                self._report_writes(w for w, _ in done if w.touch)
+                more = more or any(w.kind in (MERGE, "copy") for w, _ in done)
+                if progress is not None:
+                    progress.advance(sum(1 for w in batch if w.touch))
+            for future in pending:
+                future.result()
         return more
 
     def _apply_phase(
@@ -307,7 +341,6 @@ class Applier:
                     continue
                 placed.append(w)
             _barrier(batch.finish)
-        self._record_freshness(placed)
         done.extend((w, staged.get(w.key)) for w in placed)
         return done
 
@@ -330,8 +363,10 @@ class Applier:
         records = [
             (self.team.root / w.key, checksum(w.text), content_time(w.text, w.changed_at))
             for w in placed
-            if w.changed_at is not None and w.text is not None
+            if w.touch and w.changed_at is not None and w.text is not None
         ]
+        if not records:
+            return
         with contextlib.suppress(OSError):  # hints: each file's own mtime is the fallback
             record_changes(self.freshness_dir, records)
 
@@ -395,18 +430,20 @@ class Applier:
         deletes: list[str] = []
         preconditions: dict[str, str | None] = {}
         modified: dict[str, float] = {}
+        mine = {s.key: self._local_text(s.key, s.local) for s in steps if s.action != DELETE_REMOTE}
+        sending = {key: text for key, text in mine.items() if text is not None}
+        refused = self.gate(sending)
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)
                 preconditions[s.key] = s.remote
                 continue
-            text = self._local_text(s.key, s.local)
+            text = sending.get(s.key)
             if text is None:
                 continue
-            try:
-                guard_write(s.key, text, baseline=self.allowlist)
-            except TeamsyncError as exc:
-                self.reject(s.key, f"not pushed: {gate_reason(exc)}", held=True)
+            problem = refused.get(s.key)
+            if problem is not None:
+                self.reject(s.key, f"not pushed: {gate_reason(problem)}", held=True)
                 continue
             upserts[s.key] = text
             preconditions[s.key] = s.remote

@@ -21,6 +21,10 @@ process, sends ``If-None-Match`` and a no-change sync costs one 304. The
 listing is only ever what the server last said under that ETag; the base,
 not the listing, decides what is a change.
 
+It remembers which contents (by checksum) the secret scan passed on this
+machine, under which scanner (:func:`teamsync.security.guard.scanner_identity`),
+so a content is scanned once here, not on every pull, push or retry.
+
 The store also caches ``(size, mtime_ns, inode) -> checksum`` for local files,
 so a no-op sync does not re-read unchanged files. An entry whose mtime is not
 safely older than the moment it was recorded is not trusted (git's "racily
@@ -54,6 +58,7 @@ CREATE INDEX IF NOT EXISTS past_key ON past (key, id);
 CREATE TABLE IF NOT EXISTS listing (
     key TEXT PRIMARY KEY, checksum TEXT NOT NULL, changed_at REAL, rejected TEXT
 );
+CREATE TABLE IF NOT EXISTS vetted (checksum TEXT PRIMARY KEY, identity TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS stat (
     key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ino INTEGER NOT NULL, checksum TEXT NOT NULL, seen_ns INTEGER NOT NULL
@@ -285,6 +290,24 @@ class BaseStore:
             self._set_meta("listing_serial", "" if listing.serial is None else str(listing.serial))
             if listing.extensions is not None:
                 self._set_meta("listing_exts", ",".join(sorted(listing.extensions)))
+
+    # -- contents the secret scan passed here -------------------------------------
+    def vetted(self, checksums: Iterable[str], identity: str) -> set[str]:
+        """Those of ``checksums`` that were scanned clean here under ``identity``."""
+        wanted = set(checksums)
+        if not wanted:
+            return set()
+        rows = self._db.execute("SELECT checksum FROM vetted WHERE identity = ?", (identity,))
+        return wanted & {str(r[0]) for r in rows}
+
+    def remember_vetted(self, checksums: Iterable[str], identity: str) -> None:
+        """Record ``checksums`` as scanned clean under ``identity`` (other identities go)."""
+        rows = [(c, identity) for c in set(checksums)]
+        if not rows:
+            return
+        with self.transaction():
+            self._db.execute("DELETE FROM vetted WHERE identity != ?", (identity,))
+            self._db.executemany("INSERT OR REPLACE INTO vetted VALUES (?, ?)", rows)
 
     # -- stat cache -----------------------------------------------------------
     def _load_stats(self) -> dict[str, tuple[FileStat, str, int]]:
