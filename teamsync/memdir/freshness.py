@@ -59,9 +59,12 @@ def checksum_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def _record_name(absolute: str) -> str:
+    return hashlib.sha256(os.fsencode(absolute)).hexdigest()[:40] + ".json"
+
+
 def _record_path(state_dir: Path, file: Path) -> Path:
-    key = hashlib.sha256(os.fsencode(os.path.abspath(file))).hexdigest()[:40]
-    return state_dir / "freshness" / f"{key}.json"
+    return state_dir / "freshness" / _record_name(os.path.abspath(file))
 
 
 def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at: float) -> None:
@@ -88,13 +91,14 @@ def record_changes(state_dir: Path, records: Iterable[tuple[Path, str, float]]) 
     dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for file, content_checksum, when in records:
+            path = os.path.abspath(file)
             payload = {
                 "v": RECORD_VERSION,
-                "path": os.path.abspath(file),
+                "path": path,
                 "checksum": content_checksum,
                 "changed_at": float(when),
             }
-            name = _record_path(state_dir, file).name
+            name = _record_name(path)
             tmp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
             fd = os.open(tmp, _NEW_FLAGS, 0o600, dir_fd=dir_fd)
             try:

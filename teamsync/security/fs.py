@@ -359,6 +359,7 @@ class WriteBatch:
         self._staged: dict[str, tuple[int, str, str]] = {}
         """key -> (directory fd, temp name, final name)."""
         self._touched: set[int] = set()
+        self._valid: set[str] = set()
         self._syncfs = None if per_file else _syncfs_function()
 
     def __enter__(self) -> WriteBatch:
@@ -375,7 +376,9 @@ class WriteBatch:
         return len(self._dirs)
 
     def _dir(self, key: str, *, create: bool) -> tuple[int, str]:
-        parent, _, name = validate_key(key).rpartition("/")
+        if key not in self._valid:  # each key is validated once per batch, before any call
+            self._valid.add(validate_key(key))
+        parent, _, name = key.rpartition("/")
         fd = self._dirs.get(parent)
         if fd is None:
             fd, name = self._d._parent(key, create=create)
