@@ -10,9 +10,12 @@ checksum. :func:`changed_at` takes, in this order:
    writes and which survives a copy or a pull);
 3. the file's mtime.
 
-When sync writes a pulled file, the recorded time is the remote's change time, or
-the content's ``metadata.modified`` when that is earlier (:func:`content_time`),
-so a memory written months ago and pushed today still shows its real age.
+When sync writes a pulled file, it sets the file's mtime to the remote's change
+time and records the content's ``metadata.modified`` when that is earlier
+(:func:`content_time`), so a memory written months ago and pushed today still
+shows its real age. When the content time is the remote's change time, the
+mtime already says it and no record is written (an older record for the path is
+removed): a large pull then creates one file per memory, not two.
 
 Records live under ``<state_dir>/freshness/``, one small JSON file per memory
 (named by a hash of the memory's absolute path), so recording one change never
@@ -22,6 +25,7 @@ rewrites the others. Record format version 1: ``{"v": 1, "path", "checksum",
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -80,8 +84,11 @@ def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at
     write_atomic(target, json.dumps(payload))
 
 
-def record_changes(state_dir: Path, records: Iterable[tuple[Path, str, float]]) -> None:
-    """:func:`record_change` for many ``(file, checksum, changed_at)``, without fsyncs.
+def record_changes(
+    state_dir: Path, records: Iterable[tuple[Path, str, float]], forget: Iterable[Path] = ()
+) -> None:
+    """:func:`record_change` for many ``(file, checksum, changed_at)``, without fsyncs,
+    and drop the records of ``forget`` (files whose own mtime now says their age).
 
     For a sync pull: each record is still replaced atomically (temp + rename), and
     a record a crash loses is only a hint lost (the file's mtime remains).
@@ -106,6 +113,9 @@ def record_changes(state_dir: Path, records: Iterable[tuple[Path, str, float]]) 
             finally:
                 os.close(fd)
             os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        for file in forget:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(_record_name(os.path.abspath(file)), dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
 

@@ -358,17 +358,23 @@ class Applier:
         )
 
     def _record_freshness(self, placed: Iterable[LocalWrite]) -> None:
+        """Record each pulled file's content time where its mtime (the remote's change
+        time, set when it was written) does not already say it."""
         if self.freshness_dir is None:
             return
-        records = [
-            (self.team.root / w.key, checksum(w.text), content_time(w.text, w.changed_at))
-            for w in placed
-            if w.touch and w.changed_at is not None and w.text is not None
-        ]
-        if not records:
+        records, implied = [], []
+        for w in placed:
+            if not w.touch or w.changed_at is None or w.text is None:
+                continue
+            when = content_time(w.text, w.changed_at)
+            if when == w.changed_at:
+                implied.append(self.team.root / w.key)
+            else:
+                records.append((self.team.root / w.key, checksum(w.text), when))
+        if not (records or implied):
             return
         with contextlib.suppress(OSError):  # hints: each file's own mtime is the fallback
-            record_changes(self.freshness_dir, records)
+            record_changes(self.freshness_dir, records, implied)
 
     def _report_writes(self, writes: Iterable[LocalWrite]) -> None:
         r = self.report
