@@ -113,9 +113,13 @@ def record_changes(
             finally:
                 os.close(fd)
             os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        for file in forget:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(_record_name(os.path.abspath(file)), dir_fd=dir_fd)
+        gone = [_record_name(os.path.abspath(file)) for file in forget]
+        if gone:
+            present = set(os.listdir(dir_fd))  # one listing, not one failed unlink per file
+            for name in gone:
+                if name in present:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
 
