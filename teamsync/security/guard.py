@@ -165,10 +165,12 @@ def guard_many(
     :class:`~teamsync.security.secrets.Scanner` pass: the findings are those of
     a separate :func:`guard_write` per item, and the generic layer runs once.
     """
-    from teamsync.security.secrets import Scanner
+    from teamsync.security.secrets import Scanner, engine_for
 
+    items = list(items)
     verdicts = Verdicts()
-    scanner = Scanner()  # raw findings; the allowlist is applied per key below
+    # raw findings (the allowlist is applied per key below), Hyperscan at once for a big pass
+    scanner = Scanner(engine=engine_for(sum(len(c) for _, c, scan in items if scan)))
     scanned: list[str] = []
     for key, content, scan in items:
         refused = _key_checks(key, True)

@@ -174,19 +174,29 @@ class BaseStore:
         if not entries:
             return
         now = time.time()
+        keys = list(entries)
         with self.transaction():
+            before: dict[str, tuple[str, str]] = {}
+            for start in range(0, len(keys), 500):  # one query per 500 keys, not one per key
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT key, checksum, content FROM base WHERE key IN ({marks})", chunk
+                )
+                before.update((str(k), (str(c), str(t))) for k, c, t in rows)
             for key, value in entries.items():
-                old = self._db.execute(
-                    "SELECT checksum, content FROM base WHERE key = ?", (key,)
-                ).fetchone()
+                old = before.get(key)
                 if old is not None and (value is None or value[0] != old[0]):
                     self._keep_past(
                         key, old[0], old[1], now, "deleted" if value is None else "replaced"
                     )
-                if value is None:
-                    self._db.execute("DELETE FROM base WHERE key = ?", (key,))
-                else:
-                    self._db.execute("INSERT OR REPLACE INTO base VALUES (?, ?, ?)", (key, *value))
+            self._db.executemany(
+                "DELETE FROM base WHERE key = ?", [(k,) for k, v in entries.items() if v is None]
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO base VALUES (?, ?, ?)",
+                [(k, *v) for k, v in entries.items() if v is not None],
+            )
 
     # -- past versions ----------------------------------------------------------
     def _keep_past(self, key: str, check: str, content: str, at: float, why: str) -> None:

@@ -134,8 +134,10 @@ def _verdict(key: str, text: str, allowlist: frozenset[str]) -> tuple[str, str] 
     return None
 
 
-def test_guard_many_decides_exactly_as_guard_write_per_item() -> None:
-    """One scanner pass over many texts: the same refusals, reasons and findings."""
+@pytest.mark.parametrize("filler", [0, 1200], ids=["small-pass", "large-pass"])
+def test_guard_many_decides_exactly_as_guard_write_per_item(filler: int) -> None:
+    """One scanner pass over many texts: the same refusals, reasons and findings (a large
+    pass runs Hyperscan from its first text, a small one the sized default)."""
     token = _fake_github_token(7)
     allowed = guard.guard_many([("a.md", MEMORY + f"token {_fake_github_token(8)}\n", True)])
     [listed] = allowed.refused["a.md"].findings  # type: ignore[union-attr]
@@ -158,6 +160,8 @@ def test_guard_many_decides_exactly_as_guard_write_per_item() -> None:
     }
     for text in list(items.values())[:5]:  # each text also under a second name, in one pass
         items[f"dup/{len(items)}.md"] = text
+    for i in range(filler):
+        items[f"filler/{i}.md"] = MEMORY + f"fact {i}: the build needs flag -O{i % 3}.\n" * 8
     verdicts = guard.guard_many([(k, t, True) for k, t in items.items()], baseline=allowlist)
     expected = {k: _verdict(k, t, allowlist) for k, t in items.items()}
     got = {k: (type(e).__name__, str(e)) for k, e in verdicts.refused.items()}
@@ -165,7 +169,7 @@ def test_guard_many_decides_exactly_as_guard_write_per_item() -> None:
     assert {"token.md", "generic.md", "pem.md", "big.md", "lone.md"} <= got.keys()
     assert "allowed.md" not in got and "clean.md" not in got
     # only content with no finding at all may be remembered as vetted (not the allowlisted one)
-    assert verdicts.clean == {"clean.md", "dup/10.md"}
+    assert verdicts.clean == {"clean.md", "dup/10.md"} | {f"filler/{i}.md" for i in range(filler)}
 
 
 def test_guard_many_skips_only_the_scan_of_vetted_content() -> None:
