@@ -23,15 +23,18 @@ import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from teamsync.server.storage import WriteRequest, open_storage
-from testing.counting import Counter
-from testing.gitrepos import BRANCH, TEAMSYNC, Teammate, make_remote, seed_remote
-from testing.server import RestMate, app_for, token_for, uvicorn_server
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from teamsync.server.storage import WriteRequest, open_storage  # noqa: E402
+from testing.counting import Counter  # noqa: E402
+from testing.gitrepos import BRANCH, TEAMSYNC, Teammate, make_remote, seed_remote  # noqa: E402
+from testing.server import RestMate, app_for, token_for, uvicorn_server  # noqa: E402
 
 REPO = "bench/initial"
 
@@ -140,3 +143,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {r['clone_cpu_s']:.2f} / {r['git_cpu_s']:.2f} / {r['rest_cpu_s']:.2f} s |"
         )
     return "\n".join(out)
+
+
+if __name__ == "__main__":  # pragma: no cover - `make bench` runs every file of bench/
+    print("run it through `python bench/sync.py --initial-only` (a full run includes it)")
