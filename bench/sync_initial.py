@@ -73,9 +73,17 @@ def _check(team: Path, files: Mapping[str, str]) -> None:
 
 
 def bench_initial(
-    sizes: list[int], repeat: int, work: Path, text: Callable[[int], str]
+    sizes: list[int],
+    repeat: int,
+    work: Path,
+    text: Callable[[int], str],
+    old_tree: str | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per size: medians of ``repeat`` cold initial pulls, three ways."""
+    """One row per size: medians of ``repeat`` cold initial pulls, three ways (five with
+    ``old_tree``: the same two pulls by the CLI of another source tree, via PYTHONPATH)."""
+    trees = {"": str(Path(__file__).resolve().parent.parent)}
+    if old_tree:
+        trees["old_"] = old_tree
     storage = open_storage(f"sqlite:///{work / 'server.sqlite3'}")
     counter = Counter(app_for(storage, max_entries=20_000))
     rows: list[dict[str, Any]] = []
@@ -89,7 +97,7 @@ def bench_initial(
             repo = f"{REPO}-{n}"
             storage.write(repo, WriteRequest(upserts=files, max_entries=20_000), time.time())
             token = token_for(storage, repo)
-            samples: dict[str, list[tuple[float, float]]] = {"clone": [], "git": [], "rest": []}
+            samples: dict[str, list[tuple[float, float]]] = {"clone": []}
             rest_calls: list[tuple[int, int]] = []
             for k in range(repeat):
                 env = {**os.environ, "HOME": str(_home(root, f"clone{k}"))}
@@ -99,23 +107,31 @@ def bench_initial(
                 samples["clone"].append(_timed(lambda c=clone, e=env: _run(c, e)))
                 shutil.rmtree(dest)
 
-                mate = Teammate(f"g{k}", _home(root, f"git{k}"), root / f"mem-git{k}", remote)
-                mate.team.mkdir(parents=True)
-                mate.init()
-                shutil.rmtree(mate.home / ".cache", ignore_errors=True)  # a cold pull
-                samples["git"].append(_timed(lambda m=mate: _run([TEAMSYNC, "pull"], m.environ)))
-                _check(mate.team, files)
-                shutil.rmtree(mate.memdir)
+                for label, tree in trees.items():
+                    tag = f"{label}{k}"
+                    mate = Teammate(f"g{tag}", _home(root, f"git{tag}"), root / f"mem-git{tag}",
+                                    remote)  # fmt: skip
+                    mate.team.mkdir(parents=True)
+                    mate.init()
+                    shutil.rmtree(mate.home / ".cache", ignore_errors=True)  # a cold pull
+                    genv = {**mate.environ, "PYTHONPATH": tree}
+                    got = _timed(lambda e=genv: _run([TEAMSYNC, "pull"], e))
+                    samples.setdefault(f"{label}git", []).append(got)
+                    _check(mate.team, files)
+                    shutil.rmtree(mate.memdir)
 
-                home = _home(root, f"rest{k}")
-                rest = RestMate(f"r{k}", home, root / f"mem-rest{k}", url, token, repo)
-                rest.team.mkdir(parents=True)
-                rest.init()
-                counter.reset()
-                samples["rest"].append(_timed(lambda m=rest: _run([TEAMSYNC, "pull"], m.environ)))
-                rest_calls.append((counter.requests, counter.down))
-                _check(rest.team, files)
-                shutil.rmtree(rest.memdir)
+                    home = _home(root, f"rest{tag}")
+                    rest = RestMate(f"r{tag}", home, root / f"mem-rest{tag}", url, token, repo)
+                    rest.team.mkdir(parents=True)
+                    rest.init()
+                    counter.reset()
+                    renv = {**rest.environ, "PYTHONPATH": tree}
+                    got = _timed(lambda e=renv: _run([TEAMSYNC, "pull"], e))
+                    samples.setdefault(f"{label}rest", []).append(got)
+                    if not label:
+                        rest_calls.append((counter.requests, counter.down))
+                    _check(rest.team, files)
+                    shutil.rmtree(rest.memdir)
             row: dict[str, Any] = {"files": n, "repeat": repeat}
             for name, got in samples.items():
                 row[f"{name}_s"] = statistics.median(w for w, _ in got)
@@ -141,6 +157,23 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {r['rest_s']:.3f} s | {r['rest_s'] / clone:.2f}x "
             f"| {r['rest_requests']:.0f} / {r['rest_bytes_down']:,.0f} "
             f"| {r['clone_cpu_s']:.2f} / {r['git_cpu_s']:.2f} / {r['rest_cpu_s']:.2f} s |"
+        )
+    return "\n".join(out)
+
+
+def old_table(rows: list[dict[str, Any]], old: str) -> str:
+    """This tree's pulls beside the old tree's (``old``), when they were measured."""
+    out = [
+        f"| files | git: {old} | git: this tree | REST: {old} | REST: this tree "
+        "| CPU git: old / new | CPU REST: old / new |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r['files']:,} | {r['old_git_s']:.3f} s | {r['git_s']:.3f} s "
+            f"| {r['old_rest_s']:.3f} s | {r['rest_s']:.3f} s "
+            f"| {r['old_git_cpu_s']:.2f} / {r['git_cpu_s']:.2f} s "
+            f"| {r['old_rest_cpu_s']:.2f} / {r['rest_cpu_s']:.2f} s |"
         )
     return "\n".join(out)
 
