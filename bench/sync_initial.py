@@ -11,9 +11,9 @@ HOME and memory directory, no cache, no state):
 - ``teamsync pull`` of a fresh teammate on the REST backend, with the requests
   and bytes the server sent (:class:`testing.counting.Counter`).
 
-Every command is a real subprocess. Wall times are medians; CPU is the
-children's user + system time (``getrusage``), the more robust figure on a
-shared machine. Setting up each teammate (``init``) is not timed.
+Every command is a real subprocess, started on a synced filesystem. Wall
+times are medians; CPU is the children's user + system time (``getrusage``).
+Setting up each teammate (``init``) is not timed.
 """
 
 from __future__ import annotations
@@ -49,7 +49,12 @@ def _home(root: Path, name: str) -> Path:
 
 
 def _timed(run: Callable[[], None]) -> tuple[float, float]:
-    """(wall seconds, children's CPU seconds) of ``run``."""
+    """(wall seconds, children's CPU seconds) of ``run``.
+
+    The filesystem is synced first, untimed: the previous step's deletions (10,000
+    files) must not be flushed by the barrier of the next pull and billed to it.
+    """
+    os.sync()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run()
