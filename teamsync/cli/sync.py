@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -16,42 +17,75 @@ if TYPE_CHECKING:
 
 PROGRESS_THRESHOLD = 50
 """Draw a progress bar when a run touches more files than this (on a terminal)."""
+LINE_EVERY_S = 1.0
+"""``--progress`` off a terminal: at most one progress line this often (and the last)."""
 
 
 class ProgressBar:
-    """A click progress bar on stderr (files done/total, percent, ETA), shown only on a
-    terminal for big runs; :meth:`close` ends its line before the summary is printed."""
+    """Progress on stderr with counts: a click bar (done/total, percent, ETA) on a terminal
+    for big runs; with ``lines`` (``--progress``) also off a terminal, as plain lines
+    (``Writing: 2000/10000 (20%)``, at most one every :data:`LINE_EVERY_S` but always the
+    last). :meth:`close` ends the bar's line before the summary is printed."""
 
-    def __init__(self, threshold: int = PROGRESS_THRESHOLD, stream: Any = None) -> None:
+    def __init__(
+        self, threshold: int = PROGRESS_THRESHOLD, stream: Any = None, *, lines: bool = False
+    ) -> None:
         self.threshold = threshold
         self.stream = stream if stream is not None else sys.stderr
+        self.lines = lines
         self._bar: Any = None
+        self._plain: list[Any] | None = None  # [label, total, done, last line's time]
 
-    def start(self, total: int) -> None:
+    def start(self, total: int, label: str = "Syncing") -> None:
         self.close()
-        if total > self.threshold and self.stream.isatty():
-            self._bar = click.progressbar(
-                length=total,
-                label="Syncing",
-                file=self.stream,
-                show_pos=True,
-                show_eta=True,
-                show_percent=True,
-            )
-            self._bar.__enter__()
+        if self.stream.isatty():
+            if total > self.threshold or (self.lines and total):
+                self._bar = click.progressbar(
+                    length=total,
+                    label=label,
+                    file=self.stream,
+                    show_pos=True,
+                    show_eta=True,
+                    show_percent=True,
+                )
+                self._bar.__enter__()
+        elif self.lines and total:
+            self._plain = [label, total, 0, 0.0]
+            self._line()
 
     def advance(self, n: int) -> None:
         if self._bar is not None:
             self._bar.update(n)
+        elif self._plain is not None:
+            self._plain[2] += n
+            if (
+                self._plain[2] >= self._plain[1]
+                or time.monotonic() - self._plain[3] >= LINE_EVERY_S
+            ):
+                self._line()
+
+    def _line(self) -> None:
+        assert self._plain is not None
+        label, total, done, _ = self._plain
+        self.stream.write(f"{label}: {done}/{total} ({100 * done // total}%)\n")
+        self.stream.flush()
+        self._plain[3] = time.monotonic()
 
     def close(self) -> None:
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
             self._bar = None
+        self._plain = None
 
 
 dry_run_option = click.option(
     "--dry-run", is_flag=True, help="Show what would happen; change nothing on either side."
+)
+progress_option = click.option(
+    "--progress",
+    is_flag=True,
+    help="Show progress with counts on stderr even when it is not a terminal (a terminal "
+    "shows a bar for big runs anyway); stdout and --json are unaffected.",
 )
 
 
@@ -145,6 +179,7 @@ def _run(
     yes: bool = False,
     restore_remote: bool = False,
     accept_remote: bool = False,
+    progress: bool = False,
 ) -> None:
     from teamsync.commands.sync import run
 
@@ -153,7 +188,7 @@ def _run(
     recover: Recovery | None = (
         "restore-remote" if restore_remote else "accept-remote" if accept_remote else None
     )
-    bar = ProgressBar()
+    bar = ProgressBar(lines=progress)
     try:
         code = run(
             app.settings,
@@ -187,8 +222,9 @@ def status(app: AppContext, dry_run: bool) -> None:
 @dry_run_option
 @yes_option
 @accept_option
+@progress_option
 @pass_app
-def pull(app: AppContext, dry_run: bool, yes: bool, accept_remote: bool) -> None:
+def pull(app: AppContext, dry_run: bool, yes: bool, accept_remote: bool, progress: bool) -> None:
     """Bring the remote's changes into team/ (merging; never losing a local edit).
 
     \b
@@ -196,15 +232,16 @@ def pull(app: AppContext, dry_run: bool, yes: bool, accept_remote: bool) -> None
       teamsync pull
       teamsync pull --dry-run
     """
-    _run(app, "pull", dry_run, yes=yes, accept_remote=accept_remote)
+    _run(app, "pull", dry_run, yes=yes, accept_remote=accept_remote, progress=progress)
 
 
 @click.command()
 @dry_run_option
 @yes_option
 @restore_option
+@progress_option
 @pass_app
-def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool) -> None:
+def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool, progress: bool) -> None:
     """Send local changes to the remote (files with secrets are held back).
 
     \b
@@ -213,7 +250,7 @@ def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool) -> Non
       teamsync push --dry-run
       teamsync push --restore-remote   # the remote lost history: put our copies back
     """
-    _run(app, "push", dry_run, yes=yes, restore_remote=restore_remote)
+    _run(app, "push", dry_run, yes=yes, restore_remote=restore_remote, progress=progress)
 
 
 @click.command()
@@ -221,9 +258,15 @@ def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool) -> Non
 @yes_option
 @restore_option
 @accept_option
+@progress_option
 @pass_app
 def sync(
-    app: AppContext, dry_run: bool, yes: bool, restore_remote: bool, accept_remote: bool
+    app: AppContext,
+    dry_run: bool,
+    yes: bool,
+    restore_remote: bool,
+    accept_remote: bool,
+    progress: bool,
 ) -> None:
     """Pull, merge and push in one go. Exit 1 on conflicts, refused entries or a guard's stop.
 
@@ -233,7 +276,15 @@ def sync(
       teamsync --quiet sync      # only warnings and errors
       teamsync sync --yes        # go past the mass-change guard, once
     """
-    _run(app, "sync", dry_run, yes=yes, restore_remote=restore_remote, accept_remote=accept_remote)
+    _run(
+        app,
+        "sync",
+        dry_run,
+        yes=yes,
+        restore_remote=restore_remote,
+        accept_remote=accept_remote,
+        progress=progress,
+    )
 
 
 @click.command()

@@ -10,9 +10,12 @@ checksum. :func:`changed_at` takes, in this order:
    writes and which survives a copy or a pull);
 3. the file's mtime.
 
-When sync writes a pulled file, the recorded time is the remote's change time, or
-the content's ``metadata.modified`` when that is earlier (:func:`content_time`),
-so a memory written months ago and pushed today still shows its real age.
+When sync writes a pulled file, it sets the file's mtime to the remote's change
+time and records the content's ``metadata.modified`` when that is earlier
+(:func:`content_time`), so a memory written months ago and pushed today still
+shows its real age. When the content time is the remote's change time, the
+mtime already says it and no record is written (an older record for the path is
+removed): a large pull then creates one file per memory, not two.
 
 Records live under ``<state_dir>/freshness/``, one small JSON file per memory
 (named by a hash of the memory's absolute path), so recording one change never
@@ -22,17 +25,21 @@ rewrites the others. Record format version 1: ``{"v": 1, "path", "checksum",
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from teamsync._files import write_atomic
+from teamsync.limits import TEMP_PREFIX
 
 STALE_AFTER_DAYS = 2
 RECORD_VERSION = 1
 _DAY = 86_400.0
+_NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
 
 
 def age_days(changed_at: float, now: float) -> int:
@@ -56,9 +63,12 @@ def checksum_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def _record_name(absolute: str) -> str:
+    return hashlib.sha256(os.fsencode(absolute)).hexdigest()[:40] + ".json"
+
+
 def _record_path(state_dir: Path, file: Path) -> Path:
-    key = hashlib.sha256(os.fsencode(os.path.abspath(file))).hexdigest()[:40]
-    return state_dir / "freshness" / f"{key}.json"
+    return state_dir / "freshness" / _record_name(os.path.abspath(file))
 
 
 def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at: float) -> None:
@@ -72,6 +82,46 @@ def record_change(state_dir: Path, file: Path, content_checksum: str, changed_at
         "changed_at": float(changed_at),
     }
     write_atomic(target, json.dumps(payload))
+
+
+def record_changes(
+    state_dir: Path, records: Iterable[tuple[Path, str, float]], forget: Iterable[Path] = ()
+) -> None:
+    """:func:`record_change` for many ``(file, checksum, changed_at)``, without fsyncs,
+    and drop the records of ``forget`` (files whose own mtime now says their age).
+
+    For a sync pull: each record is still replaced atomically (temp + rename), and
+    a record a crash loses is only a hint lost (the file's mtime remains).
+    """
+    folder = state_dir / "freshness"
+    folder.mkdir(parents=True, exist_ok=True)
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for file, content_checksum, when in records:
+            path = os.path.abspath(file)
+            payload = {
+                "v": RECORD_VERSION,
+                "path": path,
+                "checksum": content_checksum,
+                "changed_at": float(when),
+            }
+            name = _record_name(path)
+            tmp = f"{TEMP_PREFIX}{os.urandom(8).hex()}"
+            fd = os.open(tmp, _NEW_FLAGS, 0o600, dir_fd=dir_fd)
+            try:
+                os.write(fd, json.dumps(payload).encode("utf-8"))
+            finally:
+                os.close(fd)
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        gone = [_record_name(os.path.abspath(file)) for file in forget]
+        if gone:
+            present = set(os.listdir(dir_fd))  # one listing, not one failed unlink per file
+            for name in gone:
+                if name in present:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _recorded(state_dir: Path, file: Path) -> tuple[str, float] | None:

@@ -30,6 +30,9 @@ Failures raise :class:`~teamsync.errors.KeyRejected`,
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from teamsync.errors import (
@@ -37,6 +40,7 @@ from teamsync.errors import (
     KeyRejected,
     MemoryFormatError,
     SecretFound,
+    SecurityError,
     where_found,
 )
 from teamsync.limits import MAX_MEMORY_BYTES
@@ -45,7 +49,16 @@ if TYPE_CHECKING:
     from teamsync.security.fs import SafeDir
     from teamsync.security.secrets import Finding
 
-__all__ = ["MAX_MEMORY_BYTES", "SECRET_ADVICE", "guard_write", "safe_write", "write_problem"]
+__all__ = [
+    "MAX_MEMORY_BYTES",
+    "SECRET_ADVICE",
+    "Verdicts",
+    "guard_many",
+    "guard_write",
+    "safe_write",
+    "scanner_identity",
+    "write_problem",
+]
 
 
 def _key_checks(key: str, memory: bool) -> tuple[str, str] | None:
@@ -126,6 +139,98 @@ def guard_write(
     findings = _scan(key, content, baseline)
     if findings:
         raise SecretFound(key, findings)
+
+
+@dataclass
+class Verdicts:
+    """What :func:`guard_many` decided."""
+
+    refused: dict[str, SecurityError | MemoryFormatError] = field(default_factory=dict)
+    """key -> the error :func:`guard_write` would raise for it."""
+    clean: set[str] = field(default_factory=set)
+    """Keys whose content was scanned here and had no finding at all (before the
+    allowlist): content a caller may remember as vetted under :func:`scanner_identity`."""
+
+
+def guard_many(
+    items: Iterable[tuple[str, str, bool]],
+    *,
+    baseline: frozenset[str] = frozenset(),
+) -> Verdicts:
+    """:func:`guard_write` for many ``(key, content, scan)`` at once (distinct keys).
+
+    The key and content rules apply to every item. The secret scan applies to
+    the items whose ``scan`` is True (False only for content this machine
+    already scanned clean under the same :func:`scanner_identity`), all in one
+    :class:`~teamsync.security.secrets.Scanner` pass: the findings are those of
+    a separate :func:`guard_write` per item, and the generic layer runs once.
+    """
+    from teamsync.security.secrets import Scanner, engine_for
+
+    items = list(items)
+    verdicts = Verdicts()
+    # raw findings (the allowlist is applied per key below), Hyperscan at once for a big pass
+    scanner = Scanner(engine=engine_for(sum(len(c) for _, c, scan in items if scan)))
+    scanned: list[str] = []
+    for key, content, scan in items:
+        refused = _key_checks(key, True)
+        if refused is not None:
+            verdicts.refused[key] = KeyRejected(*refused)
+            continue
+        problem = _content_check(content)
+        if problem is not None:
+            verdicts.refused[key] = MemoryFormatError(key, problem)
+        elif scan:
+            scanner.add(content, key)
+            scanned.append(key)
+    found: dict[str, list[Finding]] = {}
+    for finding in scanner.finish():
+        found.setdefault(finding.path, []).append(finding)
+    for key in scanned:
+        findings = found.get(key)
+        if not findings:
+            verdicts.clean.add(key)
+            continue
+        kept = [f for f in findings if f.fingerprint not in baseline]
+        if kept:
+            verdicts.refused[key] = SecretFound(key, kept)
+    return verdicts
+
+
+SCANNER_SOURCES = ("rules.py", "secrets.py", "_generic.py", "_prefilter.py", "names.py")
+"""The files of this package a scan's verdict must come from (all must be readable)."""
+
+
+@functools.cache
+def scanner_identity() -> str | None:
+    """What a clean verdict depends on: the scanner's own code (rules included), detect-secrets.
+
+    Content scanned clean under one identity need not be scanned again under it;
+    any change to a file of :mod:`teamsync.security` or to detect-secrets gives a
+    new identity. None when it cannot be established (sources not readable as
+    files): then nothing counts as vetted. Reads files only (about 1 ms): no
+    scanner module is imported.
+    """
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    digest = hashlib.sha256(b"teamsync-scan-v1")
+    try:
+        names = sorted(p.name for p in here.glob("*.py"))
+        if not set(SCANNER_SOURCES) <= set(names):
+            return None
+        for name in names:
+            digest.update(name.encode() + b"\0" + (here / name).read_bytes())
+        spec = importlib.util.find_spec("detect_secrets")
+        folders = None if spec is None else spec.submodule_search_locations
+        if not folders:
+            return None
+        digest.update((Path(next(iter(folders))) / "__version__.py").read_bytes())
+    except (OSError, ImportError, ValueError):
+        return None
+    return "scan-v1:" + digest.hexdigest()
 
 
 def safe_write(

@@ -30,6 +30,7 @@ fingerprints.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -253,6 +254,15 @@ A pre-commit hook or a write guard scans a few small files, where Hyperscan's
 import would cost more than it saves; a tree scan crosses the threshold within
 its first files and switches. Both finders give the same offsets.
 """
+
+
+def engine_for(chars: int) -> str | None:
+    """The engine for a scan of ``chars`` characters known in advance: Hyperscan from the
+    first text when the work is large (as :func:`make_finder` chooses: the Python engine
+    if it is missing or ``TEAMSYNC_SCAN_ENGINE=python``), else None (sized as it goes)."""
+    if chars < SMALL_WORK or os.environ.get("TEAMSYNC_SCAN_ENGINE", "") == "python":
+        return None
+    return "hyperscan"
 
 
 def _sized(anchors: list[Anchor], every: frozenset[int]) -> tuple[str, Finder]:

@@ -9,16 +9,17 @@ name the rule and line, never the text.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from teamsync.errors import TeamsyncError
+from teamsync.errors import SyncError, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME
-from teamsync.memdir.freshness import content_time, record_change
-from teamsync.security.fs import SafeDir
-from teamsync.security.guard import guard_write
+from teamsync.memdir.freshness import content_time, record_changes
+from teamsync.security.fs import SafeDir, WriteBatch
+from teamsync.security.guard import guard_many, guard_write, scanner_identity
 from teamsync.security.keys import clashes_with, fold_key
 from teamsync.sync.base import Applied, ChangeSet, checksum
 from teamsync.sync.local import fix_index, read_memory
@@ -39,10 +40,12 @@ from teamsync.sync.plan import (
 from teamsync.sync.report import Conflict, LocalWrite, Progress, Rejection, SyncReport, gate_reason
 from teamsync.sync.state import RACY_NS, BaseStore, FileStat
 
-BATCH = 200
-"""Local writes per base-store transaction."""
-WORKERS = 8
-"""Threads writing files in parallel (fsync-bound, so more than the cores)."""
+BATCH = 1000
+"""Local writes per durable batch: one barrier and one base-store transaction."""
+MAX_DIRS = 64
+"""Directories per batch (each is held open until the batch is durable)."""
+GATE_CHUNK = 1000
+"""Texts per scanner pass when a big gate reports progress."""
 FIRST_TIME_FLOOR = 946_684_800.0
 """2000-01-01: an older change time on a first share is a broken clock, not an age."""
 
@@ -60,9 +63,10 @@ class Applier:
         now: float,
         freshness_dir: Path | None,
         allowlist: frozenset[str] = frozenset(),
+        progress: Progress | None = None,
     ) -> None:
         self.team, self.state, self.report = team, state, report
-        self.allowlist = allowlist
+        self.allowlist, self.progress = allowlist, progress
         self.who, self.now, self.freshness_dir = who, now, freshness_dir
 
     # -- reporting ------------------------------------------------------------------
@@ -134,21 +138,33 @@ class Applier:
             return None
         return text if checksum(text) == expect else None
 
-    def _gate_in(self, key: str, text: str) -> bool:
-        try:
-            guard_write(key, text, baseline=self.allowlist)
-        except TeamsyncError as exc:
-            self.reject(key, f"remote version not written: {gate_reason(exc)}")
-            return False
-        return True
+    def gate(self, items: Mapping[str, str]) -> dict[str, TeamsyncError]:
+        """key -> why its text may not cross (the write guard), for many texts at once.
 
-    def _gate_base(self, key: str, text: str) -> bool:
-        try:
-            guard_write(key, text, baseline=self.allowlist)
-        except TeamsyncError as exc:
-            self.reject(key, f"not recorded as synced: {gate_reason(exc)}", held=True)
-            return False
-        return True
+        One scanner pass over the texts this machine has not scanned clean before
+        (under the same scanner: :func:`~teamsync.security.guard.scanner_identity`);
+        a text it has is only put through the key and size rules again. The
+        texts scanned clean now are remembered.
+        """
+        if not items:
+            return {}
+        identity = scanner_identity()
+        sums = {key: checksum(text) for key, text in items.items()}
+        known = self.state.vetted(sums.values(), identity) if identity else set()
+        todo = [(key, text, sums[key] not in known) for key, text in items.items()]
+        progress = self.progress if len(todo) > GATE_CHUNK else None
+        if progress is not None:
+            progress.start(sum(1 for _, _, scan in todo if scan), "Scanning")
+        refused: dict[str, TeamsyncError] = {}
+        for start in range(0, len(todo), GATE_CHUNK):
+            chunk = todo[start : start + GATE_CHUNK]
+            verdicts = guard_many(chunk, baseline=self.allowlist)
+            refused.update(verdicts.refused)
+            if identity and verdicts.clean:
+                self.state.remember_vetted((sums[key] for key in verdicts.clean), identity)
+            if progress is not None:
+                progress.advance(sum(1 for _, _, scan in chunk if scan))
+        return refused
 
     def prepare_incoming(
         self,
@@ -161,18 +177,29 @@ class Applier:
         writes: list[LocalWrite] = []
         taken = set(local) | set(remote_keys)
         steps = self._refuse_clashing_arrivals(steps, local)
+        mine = {s.key: self._local_text(s.key, s.local) for s in steps if s.action == ADOPT}
+        adopted = {key: text for key, text in mine.items() if text is not None}
+        arriving = {
+            s.key: texts[s.key] for s in steps if s.action in (PULL, MERGE) and s.key in texts
+        }
+        # The base store keeps contents: a secret both sides hold is never recorded.
+        refused = self.gate({**arriving, **adopted})
         for s in steps:
+            problem = refused.get(s.key)
             if s.action == FORGET:
                 writes.append(LocalWrite(s.key, FORGET))
             elif s.action == ADOPT:
-                text = self._local_text(s.key, s.local)
-                # The base store keeps contents: a secret both sides hold is never recorded.
-                if text is not None and self._gate_base(s.key, text):
+                text = adopted.get(s.key)
+                if text is not None and problem is not None:
+                    self.reject(s.key, f"not recorded as synced: {gate_reason(problem)}", held=True)
+                elif text is not None:
                     writes.append(LocalWrite(s.key, ADOPT, base=(checksum(text), text)))
             elif s.action == DELETE_LOCAL:
                 writes.append(LocalWrite(s.key, "delete", expect=s.local))
-            elif s.key in texts and self._gate_in(s.key, texts[s.key]):
-                remote = texts[s.key]
+            elif s.key in arriving and problem is not None:
+                self.reject(s.key, f"remote version not written: {gate_reason(problem)}")
+            elif s.key in arriving:
+                remote = arriving[s.key]
                 when = changed_at.get(s.key)
                 if s.action == PULL:
                     base = (checksum(remote), remote)
@@ -244,69 +271,110 @@ class Applier:
         return [*out, conflict]
 
     def apply_local(self, writes: Sequence[LocalWrite], progress: Progress | None) -> bool:
-        """Apply ``writes`` in batches; advance the base after each durable batch.
+        """Apply ``writes`` in durable batches; advance the base after each batch.
 
-        Writes within a batch run on a small thread pool (each one is its own
-        temp + fsync + rename, so fsync latencies overlap); conflict copies are
-        written before the remote version takes their key's name, and deletes
-        before any new file (a case-only rename on a case-insensitive disk).
-        Returns True when the writes created local changes to push (merges, copies).
+        A batch (:func:`batches`) is written the way :meth:`SafeDir.batch
+        <teamsync.security.fs.SafeDir.batch>` describes: every file to its own
+        temp, one barrier for all their data, the re-checks and renames, the
+        directory fsyncs, and only then one base-store transaction for the batch.
+        Conflict copies are durable before the remote version takes their key's
+        name, and deletes come before any new file (a case-only rename on a
+        case-insensitive disk). Returns True when the writes created local
+        changes to push (merges, copies).
         """
         more = False
         # Deletes before creations, across batches too: on a case-insensitive file
         # system, deleting 'Deploy.md' after writing 'deploy.md' deletes the new file.
         writes = sorted(writes, key=lambda w: (w.kind != "copy", w.kind != "delete"))
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            for start in range(0, len(writes), BATCH):
-                batch = writes[start : start + BATCH]
-                # three phases: conflict copies, then deletes, then the rest
-                phases = [[w for w in batch if w.kind == "copy"], [], []]
+        # Freshness records are hints outside the base's promise: one thread writes them
+        # while the next batch is written.
+        with ThreadPoolExecutor(max_workers=1) as hints:
+            pending: list[Future[None]] = []
+            for batch in batches(writes):
+                # three phases, each durable before the next: conflict copies, deletes, the rest
+                phases: list[list[LocalWrite]] = [[], [], []]
                 for w in batch:
-                    if w.kind != "copy":
-                        phases[1 if w.kind == "delete" else 2].append(w)
-                ordered = [w for phase in phases for w in phase]
-                results = [r for phase in phases for r in list(pool.map(self._apply_one, phase))]
-                done: list[tuple[LocalWrite, FileStat | None]] = []
-                for w, (ok, problem, st) in zip(ordered, results, strict=True):
-                    if ok:
-                        done.append((w, st))
-                    elif problem:
-                        self.reject(w.key, problem)
+                    phases[0 if w.kind == "copy" else 1 if w.kind == "delete" else 2].append(w)
+                done = [d for phase in phases if phase for d in self._apply_phase(phase)]
                 self._commit(done)
+                pending.append(hints.submit(self._record_freshness, [w for w, _ in done]))
                 self._report_writes(w for w, _ in done if w.touch)
                 more = more or any(w.kind in (MERGE, "copy") for w, _ in done)
                 if progress is not None:
                     progress.advance(sum(1 for w in batch if w.touch))
+            for future in pending:
+                future.result()
         return more
 
-    def _apply_one(self, w: LocalWrite) -> tuple[bool, str | None, FileStat | None]:
-        """Write or delete one file: (applied, refusal reason, stat of the new file)."""
-        if not w.touch:
-            return True, None, None
-        try:
-            current = self.team.stat(w.key)
-            if current is None:
-                if w.expect is not None and w.kind != "delete":
-                    return False, None, None
-            elif w.expect is None or self._local_text(w.key, w.expect) is None:
-                return False, None, None
-            if w.kind == "conflict" and (
-                w.copy is None or self._local_text(w.copy, w.expect) is None
-            ):
-                return False, None, None  # the local version must be safe in its copy first
-            if w.text is None:
-                self.team.delete(w.key)
-                return True, None, None
-            # every text was passed through guard_write when it was prepared
-            self.team.write_text(w.key, w.text, mtime=w.changed_at)
-            st = self.team.stat(w.key)
-            if self.freshness_dir is not None and w.changed_at is not None:
-                path = self.team.root / w.key
-                when = content_time(w.text, w.changed_at)
-                record_change(self.freshness_dir, path, checksum(w.text), when)
-        except (TeamsyncError, OSError) as exc:
-            return False, f"not written: {gate_reason(exc)}", None
-        return True, None, None if st is None else FileStat.of(st)
+    def _apply_phase(
+        self, writes: Sequence[LocalWrite]
+    ) -> list[tuple[LocalWrite, FileStat | None]]:
+        """Write and delete ``writes`` as one durable batch; what was applied, with new stats."""
+        done: list[tuple[LocalWrite, FileStat | None]] = [(w, None) for w in writes if not w.touch]
+        touching = [w for w in writes if w.touch]
+        staged: dict[str, FileStat] = {}
+        placed: list[LocalWrite] = []
+        with self.team.batch(len(touching)) as batch:
+            for w in touching:
+                if w.text is None:
+                    continue
+                # every text was passed through guard_write when it was prepared
+                try:
+                    staged[w.key] = FileStat.of(batch.stage_text(w.key, w.text, mtime=w.changed_at))
+                except (TeamsyncError, OSError) as exc:
+                    self.reject(w.key, f"not written: {gate_reason(exc)}")
+            _barrier(batch.durable)
+            for w in touching:
+                if w.text is not None and w.key not in staged:
+                    continue
+                try:
+                    if not self._still_expected(batch, w):
+                        batch.discard(w.key)
+                        continue
+                    if w.text is None:
+                        batch.delete(w.key)
+                    else:
+                        batch.place(w.key)
+                except (TeamsyncError, OSError) as exc:
+                    batch.discard(w.key)
+                    self.reject(w.key, f"not written: {gate_reason(exc)}")
+                    continue
+                placed.append(w)
+            _barrier(batch.finish)
+        done.extend((w, staged.get(w.key)) for w in placed)
+        return done
+
+    def _still_expected(self, batch: WriteBatch, w: LocalWrite) -> bool:
+        """Is the local file still what the plan saw (so ``w`` may replace or delete it)?"""
+        current = batch.stat(w.key)
+        if current is None:
+            if w.expect is not None and w.kind != "delete":
+                return False
+        elif w.expect is None or self._local_text(w.key, w.expect) is None:
+            return False
+        # a conflict's local version must be safe in its copy first
+        return w.kind != "conflict" or (
+            w.copy is not None and self._local_text(w.copy, w.expect) is not None
+        )
+
+    def _record_freshness(self, placed: Iterable[LocalWrite]) -> None:
+        """Record each pulled file's content time where its mtime (the remote's change
+        time, set when it was written) does not already say it."""
+        if self.freshness_dir is None:
+            return
+        records, implied = [], []
+        for w in placed:
+            if not w.touch or w.changed_at is None or w.text is None:
+                continue
+            when = content_time(w.text, w.changed_at)
+            if when == w.changed_at:
+                implied.append(self.team.root / w.key)
+            else:
+                records.append((self.team.root / w.key, checksum(w.text), when))
+        if not (records or implied):
+            return
+        with contextlib.suppress(OSError):  # hints: each file's own mtime is the fallback
+            record_changes(self.freshness_dir, records, implied)
 
     def _report_writes(self, writes: Iterable[LocalWrite]) -> None:
         r = self.report
@@ -368,18 +436,20 @@ class Applier:
         deletes: list[str] = []
         preconditions: dict[str, str | None] = {}
         modified: dict[str, float] = {}
+        mine = {s.key: self._local_text(s.key, s.local) for s in steps if s.action != DELETE_REMOTE}
+        sending = {key: text for key, text in mine.items() if text is not None}
+        refused = self.gate(sending)
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)
                 preconditions[s.key] = s.remote
                 continue
-            text = self._local_text(s.key, s.local)
+            text = sending.get(s.key)
             if text is None:
                 continue
-            try:
-                guard_write(s.key, text, baseline=self.allowlist)
-            except TeamsyncError as exc:
-                self.reject(s.key, f"not pushed: {gate_reason(exc)}", held=True)
+            problem = refused.get(s.key)
+            if problem is not None:
+                self.reject(s.key, f"not pushed: {gate_reason(problem)}", held=True)
                 continue
             upserts[s.key] = text
             preconditions[s.key] = s.remote
@@ -410,6 +480,34 @@ class Applier:
         self._report_writes(w for w in writes if w.touch)
         self.report.add(self.report.pushed, sorted(changes.upserts))
         self.report.add(self.report.remote_deleted, sorted(changes.deletes))
+
+
+def batches(writes: Sequence[LocalWrite]) -> Iterable[list[LocalWrite]]:
+    """``writes`` in order, cut into batches of at most :data:`BATCH` writes in
+    :data:`MAX_DIRS` directories."""
+    batch: list[LocalWrite] = []
+    dirs: set[str] = set()
+    for w in writes:
+        parent = w.key.rpartition("/")[0]
+        if len(batch) >= BATCH or (parent not in dirs and len(dirs) >= MAX_DIRS):
+            yield batch
+            batch, dirs = [], set()
+        batch.append(w)
+        dirs.add(parent)
+    if batch:
+        yield batch
+
+
+def _barrier(step: Callable[[], None]) -> None:
+    """Run a durability step; a failure stops the run before the base records anything."""
+    try:
+        step()
+    except OSError as exc:
+        raise SyncError(
+            f"could not make the written memories durable ({gate_reason(exc)}): nothing of "
+            "this batch was recorded as synced. Check the disk (space, errors), then run the "
+            "command again: it finishes the job"
+        ) from exc
 
 
 def _message(upserts: Mapping[str, str], deletes: Sequence[str], limit: int = 50) -> str:

@@ -86,7 +86,14 @@ def run_sync(
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
     applier = Applier(
-        team, state, report, who=who, now=now, freshness_dir=freshness_dir, allowlist=allowlist
+        team,
+        state,
+        report,
+        who=who,
+        now=now,
+        freshness_dir=freshness_dir,
+        allowlist=allowlist,
+        progress=None if dry else progress,
     )
     keep = getattr(backend, "use_cache", None)
     if keep is not None:  # REST: the listing and its ETag outlive the run (one 304 next time)

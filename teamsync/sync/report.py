@@ -62,9 +62,10 @@ def gate_reason(exc: BaseException) -> str:
 
 
 class Progress(Protocol):
-    """Receives progress while files are applied (the CLI draws a bar)."""
+    """Receives progress with counts: files scanned, then files written and pushed (the
+    CLI draws a bar). ``label`` names the step (``Scanning``, ``Syncing``)."""
 
-    def start(self, total: int) -> None: ...
+    def start(self, total: int, label: str = "Syncing") -> None: ...
 
     def advance(self, n: int) -> None: ...
 

@@ -21,6 +21,10 @@ process, sends ``If-None-Match`` and a no-change sync costs one 304. The
 listing is only ever what the server last said under that ETag; the base,
 not the listing, decides what is a change.
 
+It remembers which contents (by checksum) the secret scan passed on this
+machine, under which scanner (:func:`teamsync.security.guard.scanner_identity`),
+so a content is scanned once here, not on every pull, push or retry.
+
 The store also caches ``(size, mtime_ns, inode) -> checksum`` for local files,
 so a no-op sync does not re-read unchanged files. An entry whose mtime is not
 safely older than the moment it was recorded is not trusted (git's "racily
@@ -60,6 +64,7 @@ CREATE INDEX IF NOT EXISTS past_key ON past (key, id);
 CREATE TABLE IF NOT EXISTS listing (
     key TEXT PRIMARY KEY, checksum TEXT NOT NULL, changed_at REAL, rejected TEXT
 );
+CREATE TABLE IF NOT EXISTS vetted (checksum TEXT PRIMARY KEY, identity TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS stat (
     key TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ino INTEGER NOT NULL, checksum TEXT NOT NULL, seen_ns INTEGER NOT NULL
@@ -191,19 +196,29 @@ class BaseStore:
         if not entries:
             return
         now = time.time()
+        keys = list(entries)
         with self.transaction():
+            before: dict[str, tuple[str, str]] = {}
+            for start in range(0, len(keys), 500):  # one query per 500 keys, not one per key
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT key, checksum, content FROM base WHERE key IN ({marks})", chunk
+                )
+                before.update((str(k), (str(c), str(t))) for k, c, t in rows)
             for key, value in entries.items():
-                old = self._db.execute(
-                    "SELECT checksum, content FROM base WHERE key = ?", (key,)
-                ).fetchone()
+                old = before.get(key)
                 if old is not None and (value is None or value[0] != old[0]):
                     self._keep_past(
                         key, old[0], old[1], now, "deleted" if value is None else "replaced"
                     )
-                if value is None:
-                    self._db.execute("DELETE FROM base WHERE key = ?", (key,))
-                else:
-                    self._db.execute("INSERT OR REPLACE INTO base VALUES (?, ?, ?)", (key, *value))
+            self._db.executemany(
+                "DELETE FROM base WHERE key = ?", [(k,) for k, v in entries.items() if v is None]
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO base VALUES (?, ?, ?)",
+                [(k, *v) for k, v in entries.items() if v is not None],
+            )
 
     # -- past versions ----------------------------------------------------------
     def _keep_past(self, key: str, check: str, content: str, at: float, why: str) -> None:
@@ -307,6 +322,24 @@ class BaseStore:
             self._set_meta("listing_serial", "" if listing.serial is None else str(listing.serial))
             if listing.extensions is not None:
                 self._set_meta("listing_exts", ",".join(sorted(listing.extensions)))
+
+    # -- contents the secret scan passed here -------------------------------------
+    def vetted(self, checksums: Iterable[str], identity: str) -> set[str]:
+        """Those of ``checksums`` that were scanned clean here under ``identity``."""
+        wanted = set(checksums)
+        if not wanted:
+            return set()
+        rows = self._db.execute("SELECT checksum FROM vetted WHERE identity = ?", (identity,))
+        return wanted & {str(r[0]) for r in rows}
+
+    def remember_vetted(self, checksums: Iterable[str], identity: str) -> None:
+        """Record ``checksums`` as scanned clean under ``identity`` (other identities go)."""
+        rows = [(c, identity) for c in set(checksums)]
+        if not rows:
+            return
+        with self.transaction():
+            self._db.execute("DELETE FROM vetted WHERE identity != ?", (identity,))
+            self._db.executemany("INSERT OR REPLACE INTO vetted VALUES (?, ?)", rows)
 
     # -- stat cache -----------------------------------------------------------
     def _load_stats(self) -> dict[str, tuple[FileStat, str, int]]:

@@ -82,3 +82,29 @@ def test_a_big_git_push_writes_its_blobs_in_one_pack(tmp_path: Path) -> None:
         shown = subprocess.run(["git", "--git-dir", str(remote), "show", f"teamsync/memory:{key}"],
                                capture_output=True, check=True).stdout  # fmt: skip
         assert shown.decode("utf-8") == texts[key]
+
+
+def test_progress_flag_prints_counts_off_a_terminal_and_leaves_json_alone(tmp_path: Path) -> None:
+    import json
+
+    remote = make_remote(tmp_path)
+    files = {f"m{i:04}.md": memory(f"M{i}", f"{i}\n") for i in range(1500)}
+    seed_remote(remote, files)
+    mem = str(tmp_path / "mem")
+    init = subprocess.run([TEAMSYNC, "--dir", mem, "init", "--git", str(remote)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert init.returncode == 0, init.stderr
+    done = subprocess.run([TEAMSYNC, "--dir", mem, "--json", "pull", "--progress"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert "Scanning: 0/1500 (0%)" in lines and "Scanning: 1500/1500 (100%)" in lines
+    assert "Syncing: 0/1500 (0%)" in lines and "Syncing: 1500/1500 (100%)" in lines
+    assert sorted(json.loads(done.stdout)["written"]) == sorted(files)  # stdout: the JSON only
+    other = str(tmp_path / "mem2")
+    assert subprocess.run([TEAMSYNC, "--dir", other, "init", "--git", str(remote)],
+                          capture_output=True).returncode == 0  # fmt: skip
+    quiet = subprocess.run([TEAMSYNC, "--dir", other, "pull"], capture_output=True, text=True,
+                           timeout=300)  # fmt: skip
+    assert quiet.returncode == 0 and quiet.stdout == "1500 written here.\n"
+    assert quiet.stderr == ""  # no flag and no terminal: no progress

@@ -405,3 +405,105 @@ def test_written_keys_are_exactly_what_walk_finds(tmp_path: Path, keys: list[str
     assert {w.key: w.problem for w in d.walk()} == dict.fromkeys(written)
     assert all(d.read_text(k) == v for k, v in written.items())
     d.close()
+
+
+# -- batches: stage, one barrier, place, directory fsyncs ------------------------------------
+
+
+@pytest.mark.parametrize("per_file", [False, True], ids=["syncfs", "fsync-each"])
+def test_a_batch_is_invisible_until_placed_then_exact(
+    layout: tuple[Path, Path], per_file: bool
+) -> None:
+    team, _ = layout
+    (team / "old.md").write_text("old\n", encoding="utf-8")
+    os.chmod(team / "old.md", 0o640)
+    d = SafeDir(team)
+    fds = _open_fds()
+    with d.batch(2 if per_file else 100) as batch:
+        st_new = batch.stage_text("notes/new.md", "new ✓\n", mtime=1_600_000_000.0)
+        batch.stage_text("old.md", "replaced\n")
+        # staged: nothing under a final name, nothing walk() lists
+        assert not (team / "notes/new.md").exists()
+        assert (team / "old.md").read_text(encoding="utf-8") == "old\n"
+        assert [i.key for i in d.walk()] == ["old.md"]
+        assert len(list(team.rglob(TEMP_PREFIX + "*"))) == 2
+        batch.durable()
+        batch.place("notes/new.md")
+        batch.place("old.md")
+        assert batch.delete("gone.md") is False
+        batch.finish()
+    assert _open_fds() == fds
+    assert (team / "notes/new.md").read_text(encoding="utf-8") == "new ✓\n"
+    placed = os.stat(team / "notes/new.md")
+    assert (placed.st_ino, placed.st_mtime_ns, placed.st_size) == (
+        st_new.st_ino, st_new.st_mtime_ns, st_new.st_size
+    )  # fmt: skip
+    assert placed.st_mtime == 1_600_000_000.0
+    assert (team / "old.md").read_text(encoding="utf-8") == "replaced\n"
+    assert (os.stat(team / "old.md").st_mode & 0o777) == 0o640  # the file keeps its bits
+    assert not list(team.rglob(TEMP_PREFIX + "*"))
+
+
+def test_a_batch_left_unplaced_leaves_no_trace(layout: tuple[Path, Path]) -> None:
+    team, _ = layout
+    d = SafeDir(team)
+    with pytest.raises(RuntimeError), d.batch() as batch:
+        batch.stage_text("a.md", "a\n")
+        batch.stage_text("b/c.md", "c\n")
+        batch.durable()
+        batch.place("a.md")
+        raise RuntimeError("crash before the rest")
+    assert [i.key for i in d.walk()] == ["a.md"]
+    assert not list(team.rglob(TEMP_PREFIX + "*"))
+
+
+def test_a_batch_refuses_links_planted_between_stage_and_place(layout: tuple[Path, Path]) -> None:
+    team, outside = layout
+    d = SafeDir(team)
+    with d.batch() as batch:
+        batch.stage_text("x.md", "mine\n")
+        os.symlink(outside / "precious.md", team / "x.md")
+        batch.durable()
+        with pytest.raises(UnsafePath):
+            batch.place("x.md")
+        os.symlink(outside / "precious.md", team / "y.md")
+        with pytest.raises(UnsafePath):
+            batch.delete("y.md")
+        with pytest.raises(UnsafePath):
+            batch.stage_text("y.md", "through the link?\n")
+        batch.finish()
+    assert os.path.islink(team / "x.md") and os.path.islink(team / "y.md")
+    _outside_unchanged(outside)
+    assert not list(team.rglob(TEMP_PREFIX + "*"))
+
+
+def test_a_batch_never_walks_through_a_linked_folder(layout: tuple[Path, Path]) -> None:
+    team, outside = layout
+    os.symlink(outside, team / "notes")
+    d = SafeDir(team)
+    with d.batch() as batch:
+        with pytest.raises(UnsafePath):
+            batch.stage_text("notes/evil.md", "x\n")
+        with pytest.raises(KeyRejected):
+            batch.stage_text("../escape.md", "x\n")
+        with pytest.raises(MemoryFormatError):
+            batch.stage_text("bad.md", "\udcff")
+    _outside_unchanged(outside)
+
+
+def test_without_syncfs_each_temp_is_fsynced(
+    layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TEAMSYNC_NO_SYNCFS (or a platform without syncfs) takes the per-file path."""
+    team, _ = layout
+    monkeypatch.setenv("TEAMSYNC_NO_SYNCFS", "1")
+    d = SafeDir(team)
+    with d.batch(500) as batch:
+        assert batch._syncfs is None
+        for i in range(20):
+            batch.stage_text(f"m{i}.md", f"{i}\n")
+        batch.durable()
+        for i in range(20):
+            batch.place(f"m{i}.md")
+        batch.finish()
+    assert sorted(p.name for p in team.iterdir()) == sorted(f"m{i}.md" for i in range(20))

@@ -118,3 +118,74 @@ def test_inline_pragma_does_not_open_the_memory_gate(team: SafeDir, pragma: str)
 def test_key_is_checked_before_content(team: SafeDir) -> None:
     with pytest.raises(KeyRejected):
         guard_write("../x.md", f"{_fake_github_token(4)}\n")
+
+
+def _base64(seed: int) -> str:
+    rng = random.Random(seed)
+    alphabet = string.ascii_letters + string.digits + "+/"
+    return "\n".join("".join(rng.choice(alphabet) for _ in range(64)) for _ in range(12))
+
+
+def _verdict(key: str, text: str, allowlist: frozenset[str]) -> tuple[str, str] | None:
+    try:
+        guard_write(key, text, baseline=allowlist)
+    except (KeyRejected, MemoryFormatError, SecretFound) as exc:
+        return type(exc).__name__, str(exc)
+    return None
+
+
+@pytest.mark.parametrize("filler", [0, 1200], ids=["small-pass", "large-pass"])
+def test_guard_many_decides_exactly_as_guard_write_per_item(filler: int) -> None:
+    """One scanner pass over many texts: the same refusals, reasons and findings (a large
+    pass runs Hyperscan from its first text, a small one the sized default)."""
+    token = _fake_github_token(7)
+    allowed = guard.guard_many([("a.md", MEMORY + f"token {_fake_github_token(8)}\n", True)])
+    [listed] = allowed.refused["a.md"].findings  # type: ignore[union-attr]
+    allowlist = frozenset({listed.fingerprint})
+    items = {
+        "clean.md": MEMORY + "Use the staging DB.\n",
+        "token.md": MEMORY + f"the deploy token is {token}\n",
+        "allowed.md": MEMORY + f"token {_fake_github_token(8)}\n",
+        "generic.md": MEMORY + 'db_password = "Xk9#mQ2$vL7pR4wZ"\n',
+        "pem.md": MEMORY
+        + "-----BEGIN RSA PRIVATE KEY-----\n"
+        + _base64(3)
+        + "\n"
+        + "-----END RSA PRIVATE KEY-----\n",
+        "big.md": "x" * (memdir_format.MAX_MEMORY_BYTES + 1),
+        "lone.md": "\udcff",
+        "../up.md": "x",
+        "notes.txt": "x",
+        f"{token}.md": "named for a token",
+    }
+    for text in list(items.values())[:5]:  # each text also under a second name, in one pass
+        items[f"dup/{len(items)}.md"] = text
+    for i in range(filler):
+        items[f"filler/{i}.md"] = MEMORY + f"fact {i}: the build needs flag -O{i % 3}.\n" * 8
+    verdicts = guard.guard_many([(k, t, True) for k, t in items.items()], baseline=allowlist)
+    expected = {k: _verdict(k, t, allowlist) for k, t in items.items()}
+    got = {k: (type(e).__name__, str(e)) for k, e in verdicts.refused.items()}
+    assert got == {k: v for k, v in expected.items() if v is not None}
+    assert {"token.md", "generic.md", "pem.md", "big.md", "lone.md"} <= got.keys()
+    assert "allowed.md" not in got and "clean.md" not in got
+    # only content with no finding at all may be remembered as vetted (not the allowlisted one)
+    assert verdicts.clean == {"clean.md", "dup/10.md"} | {f"filler/{i}.md" for i in range(filler)}
+
+
+def test_guard_many_skips_only_the_scan_of_vetted_content() -> None:
+    token = _fake_github_token(9)
+    verdicts = guard.guard_many(
+        [
+            ("skipped.md", MEMORY + f"the token is {token}\n", False),
+            ("big.md", "x" * (memdir_format.MAX_MEMORY_BYTES + 1), False),
+            (f"{token}.md", "clean", False),
+        ]
+    )
+    assert set(verdicts.refused) == {"big.md", f"{token}.md"}  # size and name rules still apply
+    assert verdicts.clean == set()  # nothing scanned, nothing newly vetted
+
+
+def test_the_scanner_identity_covers_its_sources() -> None:
+    identity = guard.scanner_identity()
+    assert identity is not None and identity.startswith("scan-v1:")
+    assert set(guard.SCANNER_SOURCES) <= {p.name for p in Path(guard.__file__).parent.glob("*.py")}

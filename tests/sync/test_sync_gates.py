@@ -306,3 +306,27 @@ def test_git_errors_from_a_remote_cannot_drive_the_terminal(tmp_path: Path) -> N
     message = str(info.value)
     assert "rejected by https://***@host/x.git" in message and "hunter2x" not in message
     assert not any(c in message for c in "\x1b\x07\u202e"), message
+
+
+def test_a_pull_records_an_earlier_content_time_and_drops_a_stale_record(tmp_path: Path) -> None:
+    """The mtime says the remote's change time; only an earlier ``metadata.modified``
+    needs a record (it then outlives a touch), and a stale record never outlives a pull."""
+    from teamsync.memdir.freshness import record_change
+    from teamsync.sync.base import checksum
+
+    alice, bob = make_team(tmp_path)
+    dated = (
+        "---\nname: Dated\ndescription: an old fact\nmetadata:\n  type: project\n"
+        "  modified: 2020-09-13T12:26:40.000Z\n---\nold fact\n"
+    )
+    plain = "plain fact\n"
+    # a record this machine kept from an earlier life of the key, with the same content
+    record_change(bob.settings.state_dir, bob.team / "plain.md", checksum(plain), 1_000_000_000.0)
+    commit_files(alice.remote, {"dated.md": dated.encode(), "plain.md": plain.encode()})
+    bob.sync()
+    state = bob.settings.state_dir
+    plain_path, dated_path = bob.team / "plain.md", bob.team / "dated.md"
+    pulled_at = plain_path.stat().st_mtime
+    assert changed_at(state, plain_path) == pulled_at  # the stale record is gone
+    os.utime(dated_path, (2_000_000_000, 2_000_000_000))  # touched, content unchanged
+    assert int(changed_at(state, dated_path)) == 1_600_000_000  # the record keeps its age
