@@ -439,21 +439,6 @@ def write_subsection(path: Path, section_title: str, title: str, text: str) -> N
     path.write_text(body + ("\n" + "".join(tail) if tail else ""), encoding="utf-8")
 
 
-def write_section(path: Path, text: str) -> None:
-    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\n"
-    lines = old.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == "## Sync"), None)
-    if start is None:
-        new = old.rstrip("\n") + "\n\n" + text
-    else:
-        end = next(
-            (j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines)
-        )
-        tail = "".join(lines[end:])
-        new = "".join(lines[:start]) + text + ("\n" + tail if tail else "")
-    path.write_text(new, encoding="utf-8")
-
-
 def _as_installed() -> None:
     """Run the CLI as an install does, with its bytecode compiled and cached (an environment
     with PYTHONDONTWRITEBYTECODE would otherwise recompile every module on every run)."""
@@ -508,7 +493,7 @@ def main() -> None:
            f"Python {sys.version.split()[0]}; repeat={args.repeat}; load average at the end " \
            f"{load} (1/5/15 min; a shared machine, so wall times are upper bounds)."  # fmt: skip
     initial = main_initial(sizes, max(1, args.repeat // 2))
-    write_section(ROOT / "docs/benchmarks.md", section(results, meta, initial))
+    write_section_named(ROOT / "docs/benchmarks.md", "## Sync", section(results, meta, initial))
 
 
 def main_rest(sizes: list[int], old_tree: str | None) -> None:
