@@ -441,17 +441,42 @@ class WriteBatch:
         for fd in devices.values():
             self._syncfs(fd)
 
-    def place(self, key: str) -> None:
-        """Rename the staged temp over ``key``; refused (and discarded) if ``key`` became a link."""
+    def place(self, key: str, *, new: bool = False) -> None:
+        """Rename the staged temp over ``key``; refused (and discarded) if ``key`` became a link.
+
+        ``new=True`` (the plan saw no file at ``key``) never replaces one: the temp is
+        linked to ``key``, which fails with :class:`FileExistsError` if a file appeared
+        there since the plan (a user's new memory is never overwritten). Where the
+        filesystem has no hard links, it falls back to the rename after one more check.
+        """
         dir_fd, tmp, name = self._staged[key]
         try:
             self._d._lstat_regular(dir_fd, name, key)
-            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            if new and self._link_new(dir_fd, tmp, name, key):
+                pass
+            else:
+                os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             self.discard(key)
             raise
         del self._staged[key]
         self._touched.add(dir_fd)
+
+    def _link_new(self, dir_fd: int, tmp: str, name: str, key: str) -> bool:
+        """Link ``tmp`` to the new name ``name`` and drop ``tmp``; False if links are unsupported."""
+        try:
+            os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+                raise
+            if self._d._lstat_regular(dir_fd, name, key) is not None:
+                raise FileExistsError(errno.EEXIST, "a file appeared at this name", key) from None
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        return True
 
     def discard(self, key: str) -> None:
         """Remove ``key``'s staged temp (nothing happens to ``key`` itself)."""

@@ -334,7 +334,9 @@ class Applier:
                     if w.text is None:
                         batch.delete(w.key)
                     else:
-                        batch.place(w.key)
+                        batch.place(w.key, new=w.expect is None)
+                except FileExistsError:  # a file appeared since the plan: the next run sees it
+                    continue
                 except (TeamsyncError, OSError) as exc:
                     batch.discard(w.key)
                     self.reject(w.key, f"not written: {gate_reason(exc)}")

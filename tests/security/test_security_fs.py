@@ -477,6 +477,26 @@ def test_a_batch_refuses_links_planted_between_stage_and_place(layout: tuple[Pat
     assert not list(team.rglob(TEMP_PREFIX + "*"))
 
 
+def test_a_new_placement_never_replaces_a_file_that_appeared_since_the_plan(
+    layout: tuple[Path, Path],
+) -> None:
+    team, _ = layout
+    d = SafeDir(team)
+    with d.batch() as batch:
+        batch.stage_text("fresh.md", "pulled\n")
+        batch.stage_text("race.md", "pulled\n")
+        batch.durable()
+        (team / "race.md").write_text("the user's new memory\n")  # written after the plan
+        batch.place("fresh.md", new=True)
+        with pytest.raises(FileExistsError):
+            batch.place("race.md", new=True)
+        batch.finish()
+    assert (team / "fresh.md").read_text() == "pulled\n"
+    assert (team / "race.md").read_text() == "the user's new memory\n"
+    assert os.stat(team / "fresh.md").st_nlink == 1  # the temp's name is gone
+    assert not list(team.rglob(TEMP_PREFIX + "*"))
+
+
 def test_a_batch_never_walks_through_a_linked_folder(layout: tuple[Path, Path]) -> None:
     team, outside = layout
     os.symlink(outside, team / "notes")
