@@ -160,7 +160,12 @@ def _text_report(findings: Sequence[Finding], files: int) -> list[str]:
 def _payload(findings: Sequence[Finding], files: int, unreadable: Unreadable) -> dict[str, Any]:
     payload: dict[str, Any] = {"files_scanned": files, "findings": [f.as_dict() for f in findings]}
     if unreadable:
-        payload["unreadable"] = [{"path": path, "reason": why} for path, why in unreadable]
+        from teamsync.security.names import redact_name
+
+        # a secret in a file's name is shown by its rule id, as in every other output
+        payload["unreadable"] = [
+            {"path": redact_name(path), "reason": why} for path, why in unreadable
+        ]
     return payload
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from teamsync.commands.sync_fast import STATUS_CLEAN, UP_TO_DATE
 from teamsync.config import Settings
-from teamsync.errors import ConfigError, UsageError
+from teamsync.errors import ConfigError, TeamsyncError, UsageError
 from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.paths import working_memory_dir
 from teamsync.output import Output, printable
@@ -303,8 +303,8 @@ def _certify_noop(
             git_dir=git_dir,
             listing=listing(),
         )
-    except (OSError, sqlite3.Error, ConfigError):
-        return
+    except (OSError, sqlite3.Error, ValueError, TeamsyncError):
+        return  # no certificate: the next run takes the full path, as without this cache
 
 
 def _open_state(settings: Settings, team_root: Path, rid: str) -> BaseStore:

@@ -52,6 +52,7 @@ import contextlib
 import errno
 import functools
 import os
+import re
 import stat
 import sys
 import time
@@ -360,7 +361,7 @@ class WriteBatch:
         """key -> (directory fd, temp name, final name)."""
         self._touched: set[int] = set()
         self._valid: set[str] = set()
-        self._syncfs = None if per_file else _syncfs_function()
+        self._syncfs = None if per_file else _syncfs_function(os.fspath(d.root))
 
     def __enter__(self) -> WriteBatch:
         return self
@@ -516,11 +517,59 @@ class WriteBatch:
         self._touched.clear()
 
 
-def _syncfs_function() -> Callable[[int], None] | None:
-    """``syncfs(fd)`` raising OSError on failure, or None where the platform has none."""
+SYNCFS_FILESYSTEMS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "tmpfs", "overlay"})
+"""Local filesystems whose ``syncfs`` writes their data to the device (or memory) itself.
+A FUSE or network filesystem (sshfs, SMB, NFS) may not ask its server to flush, so
+there every temp is fsynced instead."""
+
+
+def _syncfs_function(root: str) -> Callable[[int], None] | None:
+    """``syncfs(fd)`` raising OSError on failure, or None where it is not a barrier to
+    rely on: not Linux, ``TEAMSYNC_NO_SYNCFS`` set, a kernel before 5.8 (``syncfs``
+    did not report write-back errors), or ``root`` on a filesystem not known to flush."""
     if not sys.platform.startswith("linux") or os.environ.get("TEAMSYNC_NO_SYNCFS"):
         return None
+    if not _kernel_reports_syncfs_errors() or _fs_type(root) not in SYNCFS_FILESYSTEMS:
+        return None
     return _load_syncfs()
+
+
+@functools.cache
+def _kernel_reports_syncfs_errors() -> bool:
+    release = os.uname().release.split(".")
+    try:
+        return (int(release[0]), int(release[1].split("-")[0])) >= (5, 8)
+    except (IndexError, ValueError):
+        return False
+
+
+@functools.cache
+def _fs_type(path: str) -> str | None:
+    """The type of the filesystem mounted deepest above ``path`` (``/proc/self/mountinfo``)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    best, kind = -1, None
+    for line in lines:
+        left, sep, right = line.partition(" - ")
+        fields = left.split()
+        if not sep or len(fields) < 5 or not right:
+            continue
+        point = _unescape_mount(fields[4])
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= best:  # a later mount over the same point wins
+            best, kind = len(point), right.split()[0]
+    return kind
+
+
+def _unescape_mount(field: str) -> str:
+    """A mountinfo path with its octal escapes (``\\040`` for a space) decoded."""
+    if "\\" not in field:
+        return field
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 @functools.cache

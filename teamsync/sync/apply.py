@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from teamsync.errors import SyncError, TeamsyncError
+from teamsync.errors import SecurityError, SyncError, TeamsyncError
 from teamsync.memdir.format import INDEX_NAME
 from teamsync.memdir.freshness import content_time, record_changes
 from teamsync.security.fs import SafeDir, WriteBatch
@@ -158,13 +158,33 @@ class Applier:
         refused: dict[str, TeamsyncError] = {}
         for start in range(0, len(todo), GATE_CHUNK):
             chunk = todo[start : start + GATE_CHUNK]
-            verdicts = guard_many(chunk, baseline=self.allowlist)
-            refused.update(verdicts.refused)
-            if identity and verdicts.clean:
-                self.state.remember_vetted((sums[key] for key in verdicts.clean), identity)
+            clean = self._gate_chunk(chunk, refused)
+            if identity and clean:
+                self.state.remember_vetted((sums[key] for key in clean), identity)
             if progress is not None:
                 progress.advance(sum(1 for _, _, scan in chunk if scan))
         return refused
+
+    def _gate_chunk(
+        self, chunk: list[tuple[str, str, bool]], refused: dict[str, TeamsyncError]
+    ) -> list[str]:
+        """One scanner pass over ``chunk``; the keys scanned clean. If the pass itself
+        fails (detect-secrets raised on some text), each text is judged alone, so only
+        the text that makes it fail is refused, as a write of that one file would be."""
+        try:
+            verdicts = guard_many(chunk, baseline=self.allowlist)
+        except SecurityError:
+            if len(chunk) == 1:
+                raise
+            clean: list[str] = []
+            for item in chunk:
+                try:
+                    clean += self._gate_chunk([item], refused)
+                except SecurityError as exc:
+                    refused[item[0]] = exc
+            return clean
+        refused.update(verdicts.refused)
+        return list(verdicts.clean)
 
     def prepare_incoming(
         self,

@@ -94,7 +94,8 @@ def certify(
         return False
     if load_config(memdir) != config:
         return False  # changed under this run
-    state.certify_noop(version)
+    if not state.certify_noop(version, sums):  # checked again, from the store, as it records
+        return False
     pointer = {
         "program": __version__,
         "memdir": os.fspath(memdir),
@@ -164,7 +165,12 @@ def _local_version(store_file: Path, team: str) -> str | None:
         return None
     try:
         version = store.noop_version()
-        if version is None or store.unchanged(team) is None:
+        if version is None:
+            return None
+        mark = store.remote_mark()
+        base = store.checksums()
+        # team/ matches the stat cache, the stat cache says the base, the base is the remote's
+        if mark is None or mark.version != version or store.unchanged(team) != base:
             return None
         return version
     finally:

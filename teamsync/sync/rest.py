@@ -336,7 +336,8 @@ class RestBackend:
             or not all(isinstance(k, str) for k in gone)
         ):
             return None
-        merged = {k: v for k, v in listing.checksums.items() if k not in set(gone)}
+        dropped = set(gone)  # once: a long list must not cost its length per key
+        merged = {k: v for k, v in listing.checksums.items() if k not in dropped}
         merged.update(sums)
         try:
             if store_checksum(merged) != version:

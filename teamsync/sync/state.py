@@ -155,7 +155,7 @@ class BaseStore:
         store = cls.__new__(cls)
         store.path = path
         try:
-            store._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            store._db = sqlite3.connect(_ro_uri(path), uri=True, isolation_level=None)
             store._db.execute("BEGIN")
         except sqlite3.Error:
             return None
@@ -417,19 +417,41 @@ class BaseStore:
         return found if found.keys() == self.stat_keys() else None
 
     # -- the no-op certificate (the CLI's fast path) ------------------------------
-    def certify_noop(self, version: str) -> None:
+    def certify_noop(self, version: str, remote: Mapping[str, str] | None = None) -> bool:
         """Record that, right now, ``team/`` (stat-cached), the base and the remote at
-        ``version`` all agree, with nothing refused on either side.
+        ``version`` all agree, with nothing refused on either side; True if recorded.
 
-        Every later write to this store withdraws it (see :class:`_Transaction`).
+        With ``remote`` (the fetched commit's checksums) the agreement is checked
+        again inside the recording transaction, from the database rather than from
+        what this run loaded earlier: another run that recorded a user's edit in
+        the stat cache meanwhile makes this refuse. Every later write to this store
+        withdraws the certificate (see :class:`_Transaction`).
         """
         with self.transaction():
+            if remote is not None:
+                base = dict(self._db.execute("SELECT key, checksum FROM base"))
+                stats = dict(self._db.execute("SELECT key, checksum FROM stat"))
+                mark = self._db.execute(
+                    "SELECT value FROM meta WHERE name = 'remote_version'"
+                ).fetchone()
+                if dict(remote) != base or stats != base or mark is None or mark[0] != version:
+                    return False
             self._set_meta(NOOP_META, version)
+        return True
 
     def noop_version(self) -> str | None:
         """The remote version :meth:`certify_noop` recorded, if no write came since."""
         row = self._db.execute("SELECT value FROM meta WHERE name = ?", (NOOP_META,)).fetchone()
         return str(row[0]) if row is not None and row[0] else None
+
+
+def _ro_uri(path: str | os.PathLike[str]) -> str:
+    """A read-only SQLite URI for ``path``: ``%``, ``?`` and ``#`` escaped, so a name
+    holding them is not read as URI syntax (no pathlib or urllib: the fast path is lean)."""
+    raw = os.path.abspath(path)
+    for char, code in (("%", "%25"), ("?", "%3F"), ("#", "%23")):
+        raw = raw.replace(char, code)
+    return f"file:{raw}?mode=ro"
 
 
 def _never(name: str) -> bool:

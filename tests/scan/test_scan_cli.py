@@ -299,3 +299,24 @@ def test_a_nul_byte_does_not_hide_a_token_after_it(tmp_path: Path) -> None:
     assert [(f["line"], f["rule"]) for f in json.loads(proc.stdout)["findings"]] == [
         (2, "github-pat")
     ]
+
+
+def test_an_unreadable_file_named_with_a_secret_is_shown_redacted(tmp_path: Path) -> None:
+    import shutil
+
+    prefix, base = _unreadable_as(tmp_path)
+    if prefix and shutil.which("setpriv") is None:
+        pytest.skip("needs setpriv to drop root")
+    token = _secret_part(PLANTS["github-pat"](random.Random(3)))
+    (base / "tree" / "locked.md").rename(base / "tree" / f"{token}.md")
+    env = {**fake_env(), "HOME": str(base / "home")}
+    try:
+        proc = subprocess.run(
+            [*prefix, TEAMSYNC, "--json", "scan", "tree"], cwd=base, env=env,
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(base)
+    assert proc.returncode == 1
+    assert token not in proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["unreadable"][0]["path"] == "tree/<github-pat>.md"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
@@ -527,3 +528,18 @@ def test_without_syncfs_each_temp_is_fsynced(
             batch.place(f"m{i}.md")
         batch.finish()
     assert sorted(p.name for p in team.iterdir()) == sorted(f"m{i}.md" for i in range(20))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs is Linux's")
+def test_syncfs_is_trusted_only_on_local_filesystems(tmp_path: Path) -> None:
+    from teamsync.security import fs
+
+    kind = fs._fs_type(str(tmp_path))
+    barrier = fs._syncfs_function(str(tmp_path))
+    if kind in fs.SYNCFS_FILESYSTEMS and fs._kernel_reports_syncfs_errors():
+        assert barrier is not None
+    else:
+        assert barrier is None
+    assert fs._fs_type("/proc/self") == "proc"
+    assert fs._syncfs_function("/proc/self") is None  # not a filesystem known to flush
+    assert fs._unescape_mount(r"/mnt/with\040space") == "/mnt/with space"

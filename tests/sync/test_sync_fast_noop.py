@@ -166,3 +166,21 @@ def test_any_write_to_the_base_store_withdraws_the_certificate(tmp_path: Path) -
 def test_the_noop_json_is_the_reports(dry_run: bool) -> None:
     mode = "status" if dry_run else "sync"
     assert noop_json(dry_run) == SyncReport(mode=mode, dry_run=dry_run).to_json()
+
+
+def test_the_certificate_is_checked_against_the_store_as_it_is_recorded(tmp_path: Path) -> None:
+    """Another run recorded a user's edit in the stat cache after this run loaded it: no certificate."""
+    store = BaseStore(tmp_path / "s.sqlite3")
+    store.set_remote_mark(RemoteMark("a" * 40))
+    store.advance({"k.md": ("sha256:base", "text")})
+    assert not store.certify_noop("a" * 40, {"k.md": "sha256:base"})  # no stat row yet
+    other = BaseStore(tmp_path / "s.sqlite3")
+    other._db.execute("INSERT INTO stat VALUES ('k.md', 1, 1, 1, 'sha256:edited', 1)")
+    other.close()
+    assert not store.certify_noop("a" * 40, {"k.md": "sha256:base"})
+    assert store.noop_version() is None
+    store._db.execute("UPDATE stat SET checksum = 'sha256:base'")
+    assert not store.certify_noop("b" * 40, {"k.md": "sha256:base"})  # not the remote's mark
+    assert store.certify_noop("a" * 40, {"k.md": "sha256:base"})
+    assert store.noop_version() == "a" * 40
+    store.close()
