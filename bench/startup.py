@@ -13,7 +13,8 @@ and the ratio, and the load average printed beside them.
 both trees are byte-compiled first, into a cache of the bench's own
 (``PYTHONPYCACHEPREFIX``; neither tree is written to), as pip does at install
 time, and one untimed run of each case warms it. ``--bytecode none`` sets
-``PYTHONDONTWRITEBYTECODE=1`` with no cache, so every run also compiles each
+``PYTHONDONTWRITEBYTECODE=1`` with an empty cache prefix of its own (a
+``__pycache__`` left in either tree is not read), so every run also compiles each
 teamsync module it imports from source: the cost then grows with the size of
 the source on the path, not with what the code does.
 """
@@ -63,6 +64,8 @@ def _environ(mode: str, cache: Path) -> dict[str, str]:
     env.pop("PYTHONPYCACHEPREFIX", None)
     if mode == "none":
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # an empty cache of the bench's own: a __pycache__ left in either tree is not read
+        env["PYTHONPYCACHEPREFIX"] = str(cache)
     else:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(cache)
