@@ -203,20 +203,24 @@ SCANNER_SOURCES = ("rules.py", "secrets.py", "_generic.py", "_prefilter.py", "na
 
 @functools.cache
 def scanner_identity() -> str | None:
-    """What a clean verdict depends on: the scanner's own code (rules included), detect-secrets.
+    """What a clean verdict depends on: the scanner's own code (rules included),
+    detect-secrets, and the interpreter whose ``re`` and Unicode tables run the rules.
 
     Content scanned clean under one identity need not be scanned again under it;
-    any change to a file of :mod:`teamsync.security` or to detect-secrets gives a
-    new identity. None when it cannot be established (sources not readable as
+    any change to a file of :mod:`teamsync.security`, to detect-secrets, to the
+    Python version or to its Unicode database gives a new identity. None when it cannot be established (sources not readable as
     files): then nothing counts as vetted. Reads files only (about 1 ms): no
     scanner module is imported.
     """
     import hashlib
     import importlib.util
+    import sys
+    import unicodedata
     from pathlib import Path
 
     here = Path(__file__).parent
     digest = hashlib.sha256(b"teamsync-scan-v1")
+    digest.update(f"{sys.version}\0{unicodedata.unidata_version}\0".encode())
     try:
         names = sorted(p.name for p in here.glob("*.py"))
         if not set(SCANNER_SOURCES) <= set(names):

@@ -189,3 +189,19 @@ def test_the_scanner_identity_covers_its_sources() -> None:
     identity = guard.scanner_identity()
     assert identity is not None and identity.startswith("scan-v1:")
     assert set(guard.SCANNER_SOURCES) <= {p.name for p in Path(guard.__file__).parent.glob("*.py")}
+
+
+def test_the_scanner_identity_changes_with_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another Python (its ``re`` and Unicode tables run the rules) must rescan vetted content."""
+    import sys
+    import unicodedata
+
+    identity = guard.scanner_identity.__wrapped__  # the cached one holds for a process
+    before = identity()
+    monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+    other_python = identity()
+    monkeypatch.undo()
+    monkeypatch.setattr(unicodedata, "unidata_version", "0.0.0")
+    other_unicode = identity()
+    assert len({before, other_python, other_unicode}) == 3
+    assert before == guard.scanner_identity()
