@@ -453,9 +453,7 @@ class WriteBatch:
         dir_fd, tmp, name = self._staged[key]
         try:
             self._d._lstat_regular(dir_fd, name, key)
-            if new and self._link_new(dir_fd, tmp, name, key):
-                pass
-            else:
+            if not (new and self._link_new(dir_fd, tmp, name, key)):
                 os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             self.discard(key)

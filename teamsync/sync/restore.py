@@ -61,23 +61,37 @@ def restore(
             f"no earlier version of team/{printable(key)} is kept on this machine; "
             "`teamsync restore --list` shows what can be restored"
         )
+    replaced, unchanged = _bring_back(
+        team, state, key, version.content, force, "the version to restore"
+    )
+    return Restored(key, version, replaced=replaced, unchanged=unchanged)
+
+
+def _bring_back(
+    team: SafeDir, state: BaseStore, key: str, text: str, force: bool, what: str
+) -> tuple[bool, bool]:
+    """Write ``text`` at ``key`` as a local change: ``(replaced, unchanged)``.
+
+    A different current file is replaced only with ``force``, and is kept among
+    the past versions first, so the restore can itself be undone.
+    """
     try:
         current: str | None = read_memory(team, key)
     except FileNotFoundError:
         current = None
-    if current == version.content:
-        return Restored(key, version, replaced=False, unchanged=True)
+    if current == text:
+        return False, True
     if current is not None and not force:
         raise RestoreError(
-            f"team/{printable(key)} exists and differs from the version to restore; "
+            f"team/{printable(key)} exists and differs from {what}; "
             "rerun with --force to replace it (its current content is kept and can be "
             "restored in turn)"
         )
     if current is not None:
         state.keep_past(key, checksum(current), current, "replaced by restore")
-    safe_write(team, key, version.content)
+    safe_write(team, key, text)
     _keep_as_change(state, key)
-    return Restored(key, version, replaced=current is not None)
+    return current is not None, False
 
 
 @dataclass(frozen=True)
@@ -121,23 +135,10 @@ def restore_remote(
                 "no copy of it; `teamsync restore --list` shows the versions kept here"
             )
         )
-    try:
-        current: str | None = read_memory(team, key)
-    except FileNotFoundError:
-        current = None
-    if current == text:
-        return text, False, True
-    if current is not None and not force:
-        raise RestoreError(
-            f"team/{printable(key)} exists and differs from version {printable(found.ref)}; "
-            "rerun with --force to replace it (its current content is kept and can be "
-            "restored in turn)"
-        )
-    if current is not None:
-        state.keep_past(key, checksum(current), current, "replaced by restore")
-    safe_write(team, key, text)
-    _keep_as_change(state, key)
-    return text, current is not None, False
+    replaced, unchanged = _bring_back(
+        team, state, key, text, force, f"version {printable(found.ref)}"
+    )
+    return text, replaced, unchanged
 
 
 def _keep_as_change(state: BaseStore, key: str) -> None:

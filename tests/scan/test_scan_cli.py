@@ -236,42 +236,45 @@ def test_file_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
     assert "evil\\x1b]52;c;aGk=\\x07.md" in result.output
 
 
-def _unreadable_as(tmp_path: Path) -> tuple[list[str], Path]:
-    """A tree holding one clean file and one file the scanning user cannot read.
+def _scan_with_an_unreadable_file(
+    args: list[str], locked_name: str = "locked.md"
+) -> subprocess.CompletedProcess[str]:
+    """``teamsync ARGS tree`` over one clean file and one the scanning user cannot read.
 
-    As root (CI), the scan runs as ``nobody`` so that mode 000 means unreadable.
+    As root (CI), the scan runs as ``nobody`` (``setpriv``) so that mode 000 means
+    unreadable; its HOME is one that user can read.
     """
     import os
+    import shutil
     import tempfile
 
-    base = Path(tempfile.mkdtemp(prefix="teamsync-unreadable-"))
-    base.chmod(0o755)
-    tree = base / "tree"
-    tree.mkdir()
-    (tree / "clean.md").write_text("# Clean\nNothing here.\n")
-    (base / "home").mkdir(mode=0o777)
-    locked = tree / "locked.md"
-    locked.write_text("# Locked\n")
-    locked.chmod(0)
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    return (prefix if os.geteuid() == 0 else []), base
-
-
-@pytest.mark.parametrize("fmt", [["scan"], ["--json", "scan"], ["scan", "--exit-code", "0"]])
-def test_a_file_the_scan_cannot_read_fails_the_scan(tmp_path: Path, fmt: list[str]) -> None:
-    import shutil
-
-    prefix, base = _unreadable_as(tmp_path)
-    if prefix and shutil.which("setpriv") is None:
+    if os.geteuid() != 0:
+        prefix = []
+    elif shutil.which("setpriv") is None:
         pytest.skip("needs setpriv to drop root")
-    env = {**fake_env(), "HOME": str(base / "home")}  # a home the dropped user can read
+    base = Path(tempfile.mkdtemp(prefix="teamsync-unreadable-"))
     try:
-        proc = subprocess.run(
-            [*prefix, TEAMSYNC, *fmt, "tree"], cwd=base, env=env,
+        base.chmod(0o755)
+        tree = base / "tree"
+        tree.mkdir()
+        (tree / "clean.md").write_text("# Clean\nNothing here.\n")
+        (base / "home").mkdir(mode=0o777)
+        locked = tree / locked_name
+        locked.write_text("# Locked\n")
+        locked.chmod(0)
+        return subprocess.run(
+            [*prefix, TEAMSYNC, *args, "tree"], cwd=base,
+            env={**fake_env(), "HOME": str(base / "home")},
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
     finally:
         shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("fmt", [["scan"], ["--json", "scan"], ["scan", "--exit-code", "0"]])
+def test_a_file_the_scan_cannot_read_fails_the_scan(fmt: list[str]) -> None:
+    proc = _scan_with_an_unreadable_file(fmt)
     assert proc.returncode == 1, proc.stderr
     assert "tree/locked.md: not scanned: unreadable (Permission denied)" in proc.stderr
     assert "could not be read, so the scan cannot pass" in proc.stderr
@@ -301,22 +304,9 @@ def test_a_nul_byte_does_not_hide_a_token_after_it(tmp_path: Path) -> None:
     ]
 
 
-def test_an_unreadable_file_named_with_a_secret_is_shown_redacted(tmp_path: Path) -> None:
-    import shutil
-
-    prefix, base = _unreadable_as(tmp_path)
-    if prefix and shutil.which("setpriv") is None:
-        pytest.skip("needs setpriv to drop root")
+def test_an_unreadable_file_named_with_a_secret_is_shown_redacted() -> None:
     token = _secret_part(PLANTS["github-pat"](random.Random(3)))
-    (base / "tree" / "locked.md").rename(base / "tree" / f"{token}.md")
-    env = {**fake_env(), "HOME": str(base / "home")}
-    try:
-        proc = subprocess.run(
-            [*prefix, TEAMSYNC, "--json", "scan", "tree"], cwd=base, env=env,
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
-    finally:
-        shutil.rmtree(base)
+    proc = _scan_with_an_unreadable_file(["--json", "scan"], locked_name=f"{token}.md")
     assert proc.returncode == 1
     assert token not in proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["unreadable"][0]["path"] == "tree/<github-pat>.md"
