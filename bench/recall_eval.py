@@ -13,7 +13,9 @@ Run: ``.venv/bin/python bench/recall_eval.py [--update-docs] [--sizes 1000,10000
   written blind by a separate session, committed only after the method was
   frozen, and run once (it is skipped while the file is absent); and from
   ``bench/recall_heldout5.json`` ("held-out 5"), a second blind set for the same
-  frozen method (8af890f), written by yet another session and run once.
+  frozen method (8af890f), written by yet another session and run once; and
+  from ``bench/recall_heldout6.json`` ("held-out 6"), a third blind set for the
+  same method, written in round 4 by a fresh session and run once.
   For every query kind:
   recall@5 (share of a query's relevant memories in the top 5, averaged), MRR@5
   (1 / rank of the first relevant memory in the top 5, else 0) and, for the
@@ -59,6 +61,7 @@ ALL_SETS = {
     "development 3": ROOT / "bench" / "recall_heldout3.json",
     "held-out 4": ROOT / "bench" / "recall_heldout4.json",
     "held-out 5": ROOT / "bench" / "recall_heldout5.json",
+    "held-out 6": ROOT / "bench" / "recall_heldout6.json",
 }
 SETS = {name: path for name, path in ALL_SETS.items() if path.exists()}
 LATENCY_SET = "development 2"
