@@ -1,0 +1,82 @@
+"""How the lexical relevance floor is chosen: leave-one-set-out over the bench's recall sets.
+
+Run: ``.venv/bin/python bench/recall_floor_cv.py [--bound 0.75]``
+
+For every floor from 0.30 to 0.45 (steps of 0.01) and every set in
+:data:`recall_eval.SETS`, the lexical ranker's keyword recall@5, answerable
+recall@5 and memories returned per no-answer query are measured with
+:func:`recall_eval.evaluate`. The rule: the lowest floor at which every
+training set's no-answer queries return at most ``--bound`` memories. Each
+fold chooses on all sets but one and is measured on that one; the last line is
+the rule's choice on all sets (``teamsync.recall.lexical.FLOOR``, see
+``docs/recall.md``). Sets without a no-answer kind are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import recall_eval as R  # noqa: E402
+
+from teamsync.recall.lexical import FLOOR, LexicalIndex  # noqa: E402
+
+FLOORS = [round(0.30 + 0.01 * i, 2) for i in range(16)]
+
+
+def measure(
+    sets: dict[str, Path], floors: list[float] = FLOORS
+) -> dict[tuple[str, float], tuple[float, float, float]]:
+    """(set, floor) -> (keyword recall@5, answerable recall@5, no-answer memories returned)."""
+    out: dict[tuple[str, float], tuple[float, float, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="teamsync-floor-cv-") as tmp:
+        for name, path in sets.items():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            memdir = Path(tmp) / path.stem
+            R.write_memdir(memdir, data["memories"], start=time.time() - 1000)
+            index = LexicalIndex(memdir)
+            index.refresh()
+            for floor in floors:
+                r = R.evaluate(
+                    lambda q, f=floor, ix=index: [h.path for h in ix.search(q, R.K, floor=f)],
+                    data["queries"],
+                )
+                out[name, floor] = (
+                    r["keyword"]["recall@5"],
+                    r["answerable"]["recall@5"],
+                    r["none"]["returned"],
+                )
+            index.close()
+    return out
+
+
+def choose(m: dict[tuple[str, float], tuple[float, float, float]], train: list[str],
+           bound: float) -> float | None:  # fmt: skip
+    return next((f for f in FLOORS if all(m[s, f][2] <= bound for s in train)), None)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bound", type=float, default=0.75)
+    args = parser.parse_args()
+    names = list(R.SETS)
+    m = measure(R.SETS)
+    cell = "{:.2f} / {:.2f} / {:.2f}"
+    print("| held out | chosen on the others | at the chosen floor | at the shipped floor |")
+    print("|---|---|---|---|")
+    for out in names:
+        floor = choose(m, [s for s in names if s != out], args.bound)
+        at = cell.format(*m[out, floor]) if floor is not None else "-"
+        now = cell.format(*m[out, FLOOR]) if (out, FLOOR) in m else "-"
+        print(f"| {out} | {floor} | {at} | {now} |")
+    print(f"\nall sets: {choose(m, names, args.bound)} (shipped: {FLOOR})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
