@@ -65,9 +65,12 @@ def measure(
     return out
 
 
-def choose(m: dict[tuple[str, float], tuple[float, float, float]], train: list[str],
-           bound: float) -> float | None:  # fmt: skip
-    return next((f for f in FLOORS if all(m[s, f][2] <= bound for s in train)), None)
+def choose(
+    m: dict[tuple[str, float], tuple[float, float, float]], train: list[str], bound: float
+) -> float | None:
+    """The lowest floor measured in ``m`` at which every ``train`` set holds ``bound``."""
+    floors = sorted({floor for _, floor in m})
+    return next((f for f in floors if all(m[s, f][2] <= bound for s in train)), None)
 
 
 def main() -> int:
