@@ -65,13 +65,21 @@ ALL_SETS = {
     "held-out 5": ROOT / "bench" / "recall_heldout5.json",
     "held-out 6": ROOT / "bench" / "recall_heldout6.json",
     "held-out 7": ROOT / "bench" / "recall_heldout7.json",
+    **{
+        f"train {lang}": ROOT / "bench" / f"recall_train_{lang}.json"
+        for lang in ("ko", "ja", "zh", "tr", "es", "pt")
+    },
+    **{
+        f"blind {lang}": ROOT / "bench" / f"recall_blind_{lang}.json"
+        for lang in ("ko", "ja", "zh", "tr", "es", "pt", "en")
+    },
 }
 SETS = {name: path for name, path in ALL_SETS.items() if path.exists()}
 LATENCY_SET = "development 2"
 """The memories the latency corpora start from (the rest is synthetic filler)."""
 DOCS = ROOT / "docs" / "benchmarks.md"
 K = 5
-KINDS = ("keyword", "paraphrase", "heldout", "task", "none")
+KINDS = ("keyword", "paraphrase", "heldout", "task", "crosslingual", "none")
 Ranker = Callable[[str], list[str]]
 
 
