@@ -223,6 +223,11 @@ class LexicalIndex:
             ),
         )
 
+    def languages(self) -> dict[str, int]:
+        """How many indexed memories are in each language (:func:`teamsync.recall.langs.detect`)."""
+        rows = self._db.execute("SELECT lang, count(*) FROM files GROUP BY lang")
+        return {str(lang): int(n) for lang, n in rows}
+
     def files(self) -> list[tuple[int, str, str]]:
         """Every indexed memory as ``(rowid, path, content sha256)``."""
         return [(r, p, h) for r, p, h in self._db.execute("SELECT id, path, sha FROM files")]
