@@ -33,7 +33,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     out: dict[str, dict[str, object]] = {}
-    print("| language | ranker | model | " + " | ".join(KINDS) + " | no-answer: memories returned |")
+    print(
+        "| language | ranker | model | " + " | ".join(KINDS) + " | no-answer: memories returned |"
+    )
     print("|---|---|---|" + "---|" * (len(KINDS) + 1))
     for lang in LANGS:
         path = R.ROOT / "bench" / f"recall_blind_{lang}.json"
@@ -51,12 +53,11 @@ def main() -> int:
         for ranker, rows in results.items():
             if ranker.startswith("plain"):
                 continue
-            cells = [
-                "–" if k not in rows else f"{rows[k]['recall@5']:.2f}" for k in KINDS
-            ]
+            cells = ["–" if k not in rows else f"{rows[k]['recall@5']:.2f}" for k in KINDS]
             shown = model if "hybrid" in ranker else "–"
             print(
-                f"| {lang} | {ranker} | {shown} | " + " | ".join(cells)
+                f"| {lang} | {ranker} | {shown} | "
+                + " | ".join(cells)
                 + f" | {rows['none']['returned']:.2f} |",
                 flush=True,
             )
