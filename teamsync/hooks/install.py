@@ -160,12 +160,7 @@ def install_hook(hooks_dir: Path, hook_type: str, executable: str) -> str:
         note = "; pre-commit's hook, displaced by an earlier install, is back in its place"
         return _beside_pre_commit(hooks_dir, hook_type, text, note)
     if os.path.lexists(hook) and not is_ours(hook):
-        if os.path.lexists(legacy):
-            raise SettingsFileError(
-                f"{hook} and {legacy} both exist and neither is teamsync's; merge them by hand "
-                "into one of the two names and rerun"
-            )
-        os.rename(hook, legacy)
+        _move_aside(hook, legacy)
         _write_executable(hook, text)
         return f"{hook_type}: installed; your existing hook now runs first as {legacy.name}"
     if is_ours(hook) and hook.read_text(encoding="utf-8") == text:
@@ -175,6 +170,16 @@ def install_hook(hooks_dir: Path, hook_type: str, executable: str) -> str:
     return f"{hook_type}: installed at {hook}{chained}"
 
 
+def _move_aside(hook: Path, to: Path) -> None:
+    """Rename a foreign ``hook`` to ``to``, which our script runs first; never over a file."""
+    if os.path.lexists(to):
+        raise SettingsFileError(
+            f"{hook} and {to} both exist and neither is teamsync's; merge them by hand "
+            "into one of the two names and rerun"
+        )
+    os.rename(hook, to)
+
+
 def _beside_pre_commit(hooks_dir: Path, hook_type: str, text: str, note: str) -> str:
     """Ours as ``<hook>.legacy``, which pre-commit's hook runs first; a foreign hook there
     moves on to ``<hook>.legacy.legacy``, which ours runs first."""
@@ -182,12 +187,7 @@ def _beside_pre_commit(hooks_dir: Path, hook_type: str, text: str, note: str) ->
     prior = hooks_dir / f"{hook_type}.legacy.legacy"
     where = f"the pre-commit framework's {hook_type} hook runs it first as {ours.name}"
     if os.path.lexists(ours) and not is_ours(ours):
-        if os.path.lexists(prior):
-            raise SettingsFileError(
-                f"{ours} and {prior} both exist and neither is teamsync's; merge them by hand "
-                "into one of the two names and rerun"
-            )
-        os.rename(ours, prior)
+        _move_aside(ours, prior)
         note += f"; your earlier hook now runs first as {prior.name}"
     elif is_ours(ours) and ours.read_text(encoding="utf-8") == text and not note:
         return f"{hook_type}: already installed ({where})"
