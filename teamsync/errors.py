@@ -46,6 +46,9 @@ class TeamsyncError(Exception):
     exit_code: int = 1
     kind: str | None = None
     """A stable machine-readable name for ``--json`` errors (default: from the class name)."""
+    detail: str | None = None
+    """More about the cause, printed with ``--verbose`` (set only by a raiser that made it
+    safe to print: redacted and escaped, never a secret or memory content)."""
 
 
 class UsageError(TeamsyncError):

@@ -163,6 +163,9 @@ class _Reporter:
 
     def error(self, exc: BaseException, kind: str) -> None:
         click.echo(f"error: {exc}", err=True)
+        detail = getattr(exc, "detail", None)
+        if self.verbose and detail:
+            click.echo(f"detail: {detail}", err=True)
         self.json(kind, str(exc))
 
     def unexpected(self, exc: BaseException) -> int:

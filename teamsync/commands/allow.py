@@ -21,8 +21,9 @@ from pathlib import Path
 
 from teamsync.config import Settings
 from teamsync.errors import UsageError
-from teamsync.output import Output, printable
+from teamsync.output import Output
 from teamsync.security.allowlist import Entry, default_path, load_entries, now_iso, save_entries
+from teamsync.security.names import printable
 from teamsync.security.secrets import FINGERPRINT_LENGTH
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{16,64}")

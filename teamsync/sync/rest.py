@@ -42,8 +42,8 @@ import httpx2
 from teamsync.config import Settings
 from teamsync.errors import BackendError, TooManyEntries
 from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES, MAX_BODY_BYTES, MAX_MEMORY_BYTES
-from teamsync.output import printable
 from teamsync.security.keys import key_clashes
+from teamsync.security.names import printable
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.history import Change
