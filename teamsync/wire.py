@@ -21,6 +21,8 @@ from teamsync.limits import WIRE_PATH
 PATH: Final = WIRE_PATH
 HISTORY_PATH: Final = WIRE_PATH + "/history"
 CAPABILITIES_PATH: Final = WIRE_PATH + "/capabilities"
+ENTRIES_PATH: Final = WIRE_PATH + "/entries"
+"""``POST``: read the named entries (the ``delta`` extension's batched fetch)."""
 CAPS_HEADER: Final = "X-Teamsync-Extensions"
 MAX_REPO_LENGTH: Final = 200
 _REPO_RE = re.compile(r"[a-z0-9][a-z0-9._-]*(/[a-z0-9._-]+)+")

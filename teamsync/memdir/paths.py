@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
+from teamsync.limits import INDEX_NAME
+
 MAX_SANITIZED_LENGTH = 200
 
 
@@ -153,7 +155,7 @@ def _is_memory_dir(directory: Path) -> bool:
     named ``memory`` as in Claude Code's layout."""
     return (
         directory.name == "memory"
-        or (directory / "MEMORY.md").is_file()
+        or (directory / INDEX_NAME).is_file()
         or (directory / "teamsync.yaml").is_file()
     )
 
@@ -174,7 +176,7 @@ def _is_team_dir(directory: Path, *, weak: bool) -> bool:
         return False
     if (directory / "teamsync.yaml").exists():
         return False
-    if (directory / "MEMORY.md").is_file():
+    if (directory / INDEX_NAME).is_file():
         return True
     return weak and (_holds_markdown(directory) or _holds_markdown(directory.parent))
 

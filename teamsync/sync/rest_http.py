@@ -29,11 +29,12 @@ import httpx2
 
 from teamsync import _git
 from teamsync.errors import AuthError, BackendError, ConfigError, ToolMissing, UsageError
+from teamsync.limits import REQUEST_TIMEOUT_S
 from teamsync.security.names import printable
 from teamsync.sync.config import SyncConfig
 from teamsync.wire import normalize_repo, parse_error_body, redact_url
 
-TIMEOUT_S = 30.0
+TIMEOUT_S = REQUEST_TIMEOUT_S
 MAX_ATTEMPTS = 4
 BACKOFF_S = 0.5
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
