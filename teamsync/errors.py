@@ -2,7 +2,7 @@
 
 Every error teamsync raises on purpose is a :class:`TeamsyncError`; the CLI
 maps it to exit code 1 and prints its message (one line: what failed and what
-to do). Third-party errors (YAML, GitPython, httpx2, the Anthropic SDK) are
+to do). Third-party errors (YAML, git, httpx2, the Anthropic SDK) are
 translated at the module boundary with ``raise ... from exc``.
 
 ::

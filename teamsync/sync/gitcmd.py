@@ -1,4 +1,4 @@
-"""Every git process the git backend runs, in one place; objects are written with GitPython.
+"""Every git process the git backend runs, in one place (trees are written in :mod:`gittree`).
 
 The cache clone is bare and addressed with ``--git-dir`` semantics
 (``GIT_DIR``), so an inherited ``GIT_DIR`` or work tree cannot redirect it.
