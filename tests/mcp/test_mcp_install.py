@@ -141,3 +141,26 @@ def test_read_only_token_never_offers_remember(tmp_path: Path) -> None:
         assert "memory_remember" in asyncio.run(offered(writer))
     # the server gone, nobody can say whether the token may write: writing stays off
     assert "memory_remember" not in asyncio.run(offered(writer))
+
+
+def test_capabilities_name_only_the_callers_own_valid_token(tmp_path: Path) -> None:
+    pytest.importorskip("fastapi")
+    import httpx2
+
+    from teamsync.server.storage import open_storage
+    from teamsync.wire import CAPABILITIES_PATH
+    from testing.server import app_for, token_for, uvicorn_server
+
+    store = open_storage(f"sqlite:///{tmp_path / 'server.sqlite3'}")
+    reader = token_for(store, repo="acme/widgets", read_only=True)
+    with uvicorn_server(app_for(store)) as url:
+
+        def scope(headers: dict[str, str]) -> object:
+            return httpx2.get(url + CAPABILITIES_PATH, headers=headers).json().get("token")
+
+        assert scope({}) is None
+        assert scope({"Authorization": "Bearer tsm_000000000000_" + "x" * 43}) is None
+        assert scope({"Authorization": f"Bearer {reader}"}) == {
+            "repo": "acme/widgets",
+            "read_only": True,
+        }
