@@ -198,3 +198,32 @@ def fix_index_text(
     new = "".join(out)
     cut = [normalize_target(e.target) for e in past_limit(new)]
     return IndexFix(new, missing, removed, sorted(set(cut)))
+
+
+def withheld_lines(text: str, held: Collection[str]) -> list[int]:
+    """0-based positions (in :func:`~teamsync.memdir.index.scan_index` order) of the
+    bullet and table-row entry lines whose every memory link points at a ``held`` key.
+
+    Sync keeps these lines on the side that holds the files and never sends them:
+    a teammate who cannot have the file would otherwise remove the line as dead,
+    and this side would add it back, one push each, for ever.
+    """
+    if not held:
+        return []
+    lines = scan_index(text)
+    out = []
+    for pos, line in enumerate(lines):
+        if line.kind not in ("bullet", "table") or not line.entries:
+            continue
+        targets = [resolve(e.target) for e in line.entries]
+        if all(t is not None and t in held for t in targets):
+            out.append(pos)
+    return out
+
+
+def shared_view(text: str, held: Collection[str]) -> str:
+    """``text`` without the entry lines of ``held`` keys (:func:`withheld_lines`)."""
+    drop = set(withheld_lines(text, held))
+    if not drop:
+        return text
+    return "".join(line.text for pos, line in enumerate(scan_index(text)) if pos not in drop)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,7 +22,8 @@ from teamsync.security.fs import SafeDir, WriteBatch
 from teamsync.security.guard import guard_many, guard_write, scanner_identity
 from teamsync.security.keys import clashes_with, fold_key
 from teamsync.sync.base import Applied, ChangeSet, checksum
-from teamsync.sync.local import fix_index, read_memory
+from teamsync.sync.indexview import IndexView, view_of
+from teamsync.sync.local import LocalTree, fix_index, read_memory
 from teamsync.sync.merge import merge3, union_lines
 from teamsync.sync.plan import (
     ADOPT,
@@ -68,6 +69,10 @@ class Applier:
         self.team, self.state, self.report = team, state, report
         self.allowlist, self.progress = allowlist, progress
         self.who, self.now, self.freshness_dir = who, now, freshness_dir
+        self.index: IndexView | None = None
+        """This round's view of ``MEMORY.md`` while files are held back here (else None)."""
+        self._refused: dict[tuple[str, str], TeamsyncError] = {}
+        """(key, checksum) -> why the gate refused that text, this run (scanned once)."""
 
     # -- reporting ------------------------------------------------------------------
     def reject(self, key: str, reason: str, *, held: bool = False) -> None:
@@ -131,12 +136,58 @@ class Applier:
 
     # -- incoming -------------------------------------------------------------------
     def _local_text(self, key: str, expect: str | None) -> str | None:
-        """The local text when it still has checksum ``expect`` (else None: skip this round)."""
+        """The local text when it still has checksum ``expect`` (else None: skip this round).
+
+        For the index while files are held back, ``expect`` is the shared view's
+        checksum and the shared view is what is returned (:mod:`teamsync.sync.indexview`).
+        """
         try:
             text = read_memory(self.team, key)
         except (OSError, TeamsyncError):
             return None
+        view = self.index
+        if key == INDEX_NAME and view is not None and expect == view.shared_sum:
+            return view.shared if text == view.full else None
         return text if checksum(text) == expect else None
+
+    def _restored(self, key: str, expect: str | None, text: str) -> str:
+        """``text`` (the shared index written here) with this side's withheld lines back."""
+        view = self.index
+        if key != INDEX_NAME or view is None or expect != view.shared_sum:
+            return text
+        return view.restore(text)
+
+    def view_index(self, local: LocalTree, remote_keys: Collection[str]) -> None:
+        """Plan this round on the shared view of ``MEMORY.md`` when files are held back here.
+
+        A held file is one this side has and the remote lacks that cannot be sent:
+        refused by the gate (a secret) or not syncable at all (``local.rejected``).
+        Its entry lines stay in the local index and are never sent
+        (:mod:`teamsync.sync.indexview`); ``local.checksums`` gets the shared
+        view's checksum for the index.
+        """
+        self.index = None
+        if INDEX_NAME not in local.checksums:
+            return
+        held = {k for k in local.rejected if k not in remote_keys}
+        texts = {}
+        for key in local.checksums:
+            if key == INDEX_NAME or key in remote_keys:
+                continue
+            with contextlib.suppress(OSError, TeamsyncError):
+                texts[key] = read_memory(self.team, key)
+        held |= set(self.gate(texts))
+        if not held:
+            return
+        try:
+            full = read_memory(self.team, INDEX_NAME)
+        except (OSError, TeamsyncError):
+            return
+        if checksum(full) != local.checksums[INDEX_NAME]:
+            return  # changed since the scan: the next run sees it
+        self.index = view_of(full, held)
+        if self.index is not None:
+            local.checksums[INDEX_NAME] = self.index.shared_sum
 
     def gate(self, items: Mapping[str, str]) -> dict[str, TeamsyncError]:
         """key -> why its text may not cross (the write guard), for many texts at once.
@@ -150,12 +201,15 @@ class Applier:
             return {}
         identity = scanner_identity()
         sums = {key: checksum(text) for key, text in items.items()}
+        refused: dict[str, TeamsyncError] = {
+            key: self._refused[key, sums[key]] for key in items if (key, sums[key]) in self._refused
+        }
+        items = {key: text for key, text in items.items() if key not in refused}
         known = self.state.vetted(sums.values(), identity) if identity else set()
         todo = [(key, text, sums[key] not in known) for key, text in items.items()]
         progress = self.progress if len(todo) > GATE_CHUNK else None
         if progress is not None:
             progress.start(sum(1 for _, _, scan in todo if scan), "Scanning")
-        refused: dict[str, TeamsyncError] = {}
         for start in range(0, len(todo), GATE_CHUNK):
             chunk = todo[start : start + GATE_CHUNK]
             clean = self._gate_chunk(chunk, refused)
@@ -163,6 +217,7 @@ class Applier:
                 self.state.remember_vetted((sums[key] for key in clean), identity)
             if progress is not None:
                 progress.advance(sum(1 for _, _, scan in chunk if scan))
+        self._refused.update(((key, sums[key]), problem) for key, problem in refused.items())
         return refused
 
     def _gate_chunk(
@@ -223,7 +278,8 @@ class Applier:
                 when = changed_at.get(s.key)
                 if s.action == PULL:
                     base = (checksum(remote), remote)
-                    writes.append(LocalWrite(s.key, PULL, remote, s.local, base, changed_at=when))
+                    text = self._restored(s.key, s.local, remote)
+                    writes.append(LocalWrite(s.key, PULL, text, s.local, base, changed_at=when))
                 else:
                     writes.extend(self._merge(s, remote, when, local, taken))
         return writes
@@ -264,6 +320,8 @@ class Applier:
         merged = None if created_both else merge3(base_text, mine, remote)
         if merged is None and s.key.rsplit("/", 1)[-1] == INDEX_NAME:
             merged = union_lines(remote, mine)
+        if merged is not None:
+            merged = self._restored(s.key, s.local, merged)
         new_base = (checksum(remote), remote)
         if merged is not None:
             try:
@@ -451,6 +509,28 @@ class Applier:
         if changed:
             self.report.add(self.report.written, [INDEX_NAME])
         return changed
+
+    def settle_index(self, local: LocalTree, remote_keys: Collection[str]) -> bool:
+        """Before a sync sends anything: bring ``MEMORY.md`` in line with the local files.
+
+        The same lossless fix as after a pull (:func:`teamsync.sync.local.fix_index`),
+        so the index a teammate receives already lists what it receives, and no
+        side has an entry to add or remove after the other (the sync settles in one
+        round). Returns True when the index was rewritten (the caller plans again).
+        """
+        if INDEX_NAME not in local.checksums:
+            return False
+        backups = None if self.freshness_dir is None else self.freshness_dir / "index-backups"
+        try:
+            if not fix_index(self.team, local.checksums.keys(), backups):
+                return False
+            local.checksums[INDEX_NAME] = checksum(read_memory(self.team, INDEX_NAME))
+        except (OSError, TeamsyncError) as exc:
+            self.reject(INDEX_NAME, f"index not regenerated: {gate_reason(exc)}")
+            return False
+        self.report.add(self.report.written, [INDEX_NAME])
+        self.view_index(local, remote_keys)
+        return True
 
     # -- outgoing -------------------------------------------------------------------
     def prepare_outgoing(self, steps: Sequence[Step], version: str | None, dry: bool) -> ChangeSet:

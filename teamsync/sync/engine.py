@@ -168,10 +168,18 @@ class _Run:
             self.progress,
         )
         state = applier.state
+        remote_keys = snap.checksums.keys() | snap.rejected.keys()
+        applier.view_index(local, remote_keys)
         steps = self._plan(snap, local)
         if isinstance(steps, Stop):
             applier.report.stop = steps
             return "stopped"
+        if mode == "sync" and not dry and not local.unknown:
+            if applier.settle_index(local, remote_keys):
+                steps = self._plan(snap, local)
+                if isinstance(steps, Stop):
+                    applier.report.stop = steps
+                    return "stopped"
         incoming = [s for s in steps if s.action in INCOMING]
         outgoing = applier.hold_clashes(
             [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
