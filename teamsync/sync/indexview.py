@@ -28,6 +28,11 @@ class IndexView:
     full: str
     shared: str
     held: frozenset[str]
+    team_index: str | None = None
+    """The team's index (the remote's), which decides what stays here for a name it has."""
+    team_keys: frozenset[str] = frozenset()
+    before: str = ""
+    """The index as this side last shared it (the base)."""
 
     @property
     def full_sum(self) -> str:
@@ -45,7 +50,9 @@ class IndexView:
         if placed is not None:
             return placed
         full = [line.text for line in scan_index(self.full)]
-        withheld = set(withheld_lines(self.full, self.held))
+        withheld = set(
+            withheld_lines(self.full, self.held, self.team_index, self.team_keys, self.before)
+        )
         out = split_lines(result)
         have = set(out)
         tail: list[str] = []
@@ -70,7 +77,16 @@ class IndexView:
         return "".join(out + tail)
 
 
-def view_of(full: str, held: Collection[str]) -> IndexView | None:
-    """The view of ``full`` when it withholds a line of ``held``; None when all is shared."""
-    shared = shared_view(full, held)
-    return None if shared == full else IndexView(full, shared, frozenset(held))
+def view_of(
+    full: str,
+    held: Collection[str],
+    team_index: str | None,
+    team_keys: Collection[str],
+    before: str,
+) -> IndexView | None:
+    """The view of ``full`` when it withholds a line (:func:`withheld_lines`); None when
+    all of it is shared."""
+    shared = shared_view(full, held, team_index, team_keys, before)
+    if shared == full:
+        return None
+    return IndexView(full, shared, frozenset(held), team_index, frozenset(team_keys), before)
