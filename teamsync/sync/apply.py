@@ -15,8 +15,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from teamsync.errors import SecurityError, SyncError, TeamsyncError
-from teamsync.memdir.format import INDEX_NAME
+from teamsync.errors import MemoryFormatError, SecurityError, SyncError, TeamsyncError
+from teamsync.memdir.format import INDEX_NAME, parse_memory
 from teamsync.memdir.freshness import content_time, record_changes
 from teamsync.memdir.lint import backup_index
 from teamsync.security.fs import SafeDir, WriteBatch
@@ -196,7 +196,7 @@ class Applier:
                 continue  # the base and the remote never hold a secret: nothing to gate
             with contextlib.suppress(OSError, TeamsyncError):
                 texts[key] = read_memory(self.team, key)
-        self.held = frozenset(set(local.rejected) | set(self.gate(texts)))
+        self.held = frozenset(set(local.rejected) | set(self.gate_outgoing(texts)))
         if not self.held or INDEX_NAME not in local.checksums:
             return
         try:
@@ -246,6 +246,22 @@ class Applier:
                 progress.advance(sum(1 for _, _, scan in chunk if scan))
         self._refused.update(((key, sums[key]), problem) for key, problem in refused.items())
         return refused
+
+    def gate_outgoing(self, items: Mapping[str, str]) -> dict[str, TeamsyncError]:
+        """:meth:`gate`, and a memory whose frontmatter neither YAML attempt can read is
+        held back too, with its line and column, until it is fixed (Claude Code could
+        not read it either; a teammate would receive a file nothing can parse)."""
+        refused: dict[str, TeamsyncError] = {}
+        for key, text in items.items():
+            if key.rsplit("/", 1)[-1] == INDEX_NAME:
+                continue
+            try:
+                parse_memory(text, key)
+            except MemoryFormatError as exc:
+                refused[key] = MemoryFormatError(
+                    key, f"{exc.message}; fix the frontmatter (`teamsync check`), then sync again"
+                )
+        return {**self.gate({k: t for k, t in items.items() if k not in refused}), **refused}
 
     def _gate_chunk(
         self, chunk: list[tuple[str, str, bool]], refused: dict[str, TeamsyncError]
@@ -612,7 +628,7 @@ class Applier:
         modified: dict[str, float] = {}
         mine = {s.key: self._local_text(s.key, s.local) for s in steps if s.action != DELETE_REMOTE}
         sending = {key: text for key, text in mine.items() if text is not None}
-        refused = self.gate(sending)
+        refused = self.gate_outgoing(sending)
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)

@@ -7,6 +7,7 @@ rounds), and the holder's own line for the file was lost on both sides.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,43 @@ def test_the_sender_lists_what_it_sends_so_the_receiver_has_nothing_to_add(
             assert report.pushed == [] and report.written == []
         assert t.remote_files() == before
         assert alice.files() == bob.files()
+
+
+BROKEN = '---\nname: Deploys\ndescription: "word" more text\ntype: project\n---\nbody\n'
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_broken_frontmatter_is_held_back_with_its_line_and_column_until_fixed(
+    tmp_path: Path, kind: str
+) -> None:
+    """§16: the file was pushed with exit 0 and "while parsing a block mapping"."""
+    with team(kind, tmp_path) as t:
+        alice, bob = t.mates
+        alice.write("ok.md", memory("Ok", "ok\n"))
+        alice.write("deploys.md", BROKEN)
+        index = "# Index\n\n- [Ok](ok.md) — fine\n- [Deploys](deploys.md) — how we ship\n"
+        alice.write("MEMORY.md", index)
+        check = alice.cli("check")
+        assert check.returncode == 1
+        assert "deploys.md: frontmatter: frontmatter is not valid YAML at line 3, column 21" in (
+            check.stdout + check.stderr
+        )
+        done = alice.cli("--json", "sync")
+        assert done.returncode == 1, done.stderr
+        payload = json.loads(done.stdout)
+        (held,) = payload["held_back"]
+        assert held["key"] == "deploys.md"
+        assert "line 3, column 21" in held["reason"] and "fix the frontmatter" in held["reason"]
+        assert "deploys.md" not in t.remote_files()
+        assert "deploys" not in t.remote_files()["MEMORY.md"]
+        assert alice.read("MEMORY.md") == index
+        bob.sync()
+        assert "deploys.md" not in bob.files() and "deploys" not in bob.read("MEMORY.md")
+        for mate in (alice, bob):
+            report = mate.sync()
+            assert report.pushed == [] and report.written == []
+        alice.write("deploys.md", BROKEN.replace('"word" more text', "how we ship"))
+        fixed = alice.sync()
+        assert sorted(fixed.pushed) == ["MEMORY.md", "deploys.md"] and fixed.exit_code() == 0
+        bob.sync()
+        assert bob.read("MEMORY.md") == index
