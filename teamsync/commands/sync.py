@@ -444,6 +444,8 @@ def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) ->
     for key in report.merged:
         merged = "would merge" if dry else "merged"
         output.info(f"{merged} your edits and the remote's in {rel(key)}")
+    for line in report.index_conflicts:
+        output.warn(f"{rel('MEMORY.md')}: {printable(line)}")
     for pair in report.renamed:
         old, _, new = pair.partition(" -> ")
         output.info(

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from teamsync.errors import ConflictError
+from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend, Snapshot
@@ -168,17 +169,34 @@ class _Run:
             self.progress,
         )
         state = applier.state
+        remote = {**snap.rejected, **snap.checksums}  # a refused remote name is taken too
+        early: dict[str, str] = {}
+
+        def team_index() -> str | None:
+            if INDEX_NAME not in early and INDEX_NAME in snap.checksums:
+                early.update(backend.fetch([INDEX_NAME]))
+            return early.get(INDEX_NAME)
+
+        applier.view_index(local, remote, team_index)
         steps = self._plan(snap, local)
         if isinstance(steps, Stop):
             applier.report.stop = steps
             return "stopped"
+        if mode == "sync" and not dry and not local.unknown:
+            if applier.settle_index(local, remote, team_index):
+                steps = self._plan(snap, local)
+                if isinstance(steps, Stop):
+                    applier.report.stop = steps
+                    return "stopped"
         incoming = [s for s in steps if s.action in INCOMING]
         outgoing = applier.hold_clashes(
             [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
         )
+        incoming = applier.hold_held_merges(incoming)
         if mode == "push":
             incoming = applier.hold_merges(incoming)
-        texts = backend.fetch([s.key for s in incoming if s.action in (PULL, MERGE)])
+        wanted = [s.key for s in incoming if s.action in (PULL, MERGE)]
+        texts = {**backend.fetch([k for k in wanted if k not in early]), **early}
         refused: dict[str, str] = getattr(backend, "refused_on_fetch", {})
         applier.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
         writes = applier.prepare_incoming(
@@ -197,7 +215,7 @@ class _Run:
             progress.start(total)
         more = applier.apply_local(writes, progress)
         if not local.unknown:  # an index rebuilt without the unknown folder would drop it
-            more = applier.fix_index(writes, local.checksums) or more
+            more = applier.fix_index(writes, local.checksums, remote.keys()) or more
         mark = RemoteMark(snap.version, snap.serial)
         if changes.upserts or changes.deletes:
             result = backend.apply(changes)
@@ -221,7 +239,7 @@ class _Run:
             local.checksums,
             snap.checksums,
             history,
-            skip,
+            skip | self.applier.held,  # a held file's bytes were never shared: no history to ask
             synced_here=lambda key: bool(state.past_checksums(key)),
         )
         report.add(report.recovered, sorted(recovered))
