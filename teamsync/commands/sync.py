@@ -29,7 +29,7 @@ from teamsync.sync.gitcmd import project_remote_url, sanitize_url
 from teamsync.sync.guards import DEFAULT_MASS_MIN, DEFAULT_MASS_SHARE, Recovery, Safety
 from teamsync.sync.local import NOT_MEMORY
 from teamsync.sync.state import BaseStore, store_path
-from teamsync.wire import normalize_repo
+from teamsync.wire import repo_as_written
 
 ProgressFactory = Callable[[], Progress]
 
@@ -218,7 +218,7 @@ def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConf
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--rest {url!r}: use an http:// or https:// URL")
     try:
-        repo_id = normalize_repo(repo) if repo else None
+        repo_id = repo_as_written(repo) if repo else None
     except UsageError as exc:
         raise UsageError(f"--repo: {exc}") from exc
     tfile = str(Path(token_file).expanduser().resolve()) if token_file else None
