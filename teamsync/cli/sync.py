@@ -112,6 +112,25 @@ progress_option = click.option(
     help="REST: a 0600 file holding the token (default: TEAMSYNC_TOKEN).",
 )
 @click.option(
+    "--memory-store",
+    metavar="memstore_…",
+    default=None,
+    help="An Anthropic memory store (the Memory Stores API); key from ANTHROPIC_API_KEY "
+    "(or TEAMSYNC_TOKEN for teamsync serve).",
+)
+@click.option(
+    "--path-prefix",
+    metavar="/FOLDER/",
+    default=None,
+    help="Memory store: the folder team/ mirrors (default: the whole store).",
+)
+@click.option(
+    "--base-url",
+    metavar="URL",
+    default=None,
+    help="Memory store: a self-hosted server (teamsync serve) instead of Anthropic's API.",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Git: accept a branch that holds files other than memory files (a code branch).",
@@ -124,6 +143,9 @@ def init(
     rest_url: str | None,
     repo: str | None,
     token_file: str | None,
+    memory_store: str | None,
+    path_prefix: str | None,
+    base_url: str | None,
     force: bool,
 ) -> None:
     """Set up sync for this memory directory (config goes beside team/, never in it).
@@ -137,6 +159,7 @@ def init(
       teamsync init --git git@example.com:team/memory.git
       teamsync init --git origin                  # the project's own remote, branch teamsync/memory
       teamsync init --rest http://127.0.0.1:8787 --repo acme/app
+      teamsync init --memory-store memstore_01AbC --path-prefix /team/
     """
     from teamsync.commands.sync import config_from_options
     from teamsync.commands.sync import init as run_init
@@ -144,7 +167,14 @@ def init(
 
     try:
         config = config_from_options(
-            git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
+            git_url=git_url,
+            branch=branch,
+            rest_url=rest_url,
+            repo=repo,
+            token_file=token_file,
+            memory_store=memory_store,
+            path_prefix=path_prefix,
+            base_url=base_url,
         )
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc

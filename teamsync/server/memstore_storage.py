@@ -324,19 +324,19 @@ class MemstoreDB:
         return str(rows[0][0]) if rows and rows[0][0] is not None else high
 
     def fingerprint(self, store_id: str, prefix: str) -> tuple[str, int]:
-        """A digest of every (path, hash) below ``prefix``, and how many memories that is."""
+        """A digest of every (path, hash, id) below ``prefix``, and how many memories that is."""
         import hashlib
 
         low, high = prefix_bounds(prefix)
         with self._tx(write=False) as tx:
             rows = tx.q(
-                f"SELECT path, sha FROM ms_memories WHERE store_id = ? AND path{self.collate} >= ?"
+                f"SELECT path, sha, id FROM ms_memories WHERE store_id = ? AND path{self.collate} >= ?"
                 f" AND path{self.collate} < ? ORDER BY path{self.collate}",
                 (store_id, low, high),
             )
         digest = hashlib.sha256()
-        for path, sha in rows:
-            digest.update(str(path).encode("utf-8") + b"\0" + str(sha).encode("ascii") + b"\n")
+        for path, sha, ident in rows:  # the id too: a memory deleted and made again differs
+            digest.update(f"{path}\0{sha}\0{ident}\n".encode())
         return digest.hexdigest(), len(rows)
 
     def create_memory(
