@@ -371,3 +371,23 @@ def log(app: AppContext, key: str | None, limit: int) -> None:
     from teamsync.commands.log import run_log
 
     finish(run_log(app.settings, app.output, key, limit=limit))
+
+
+@click.command()
+@click.argument("version")
+@pass_app
+def redact(app: AppContext, version: str) -> None:
+    """Blank a remote version that holds a secret (a memory store's own redaction).
+
+    VERSION is a memory version id from `teamsync log` (memver_…). On git or the
+    legacy REST dialect history cannot be blanked; the command says what to do
+    instead and exits 1.
+
+    \b
+    Examples:
+      teamsync log notes/plan.md
+      teamsync redact memver_01AbCdEf
+    """
+    from teamsync.commands.redact import run_redact
+
+    finish(run_redact(app.settings, app.output, version))

@@ -197,6 +197,7 @@ def remote_identity(config: SyncConfig, cwd: Path | None = None) -> str:
         return f"git:{normalize_url(config.url, cwd)}#{config.branch}"
     if config.backend == "memstore":
         where = server_identity(config.url) if config.url else "default"
-        return f"memstore:{where}#{config.memory_store}{config.path_prefix or '/'}"
+        folder = (config.path_prefix or "/").strip("/")
+        return f"memstore:{where}#{config.memory_store}/{folder + '/' if folder else ''}"
     repo = (config.repo or "").strip().lower()
     return f"rest:{server_identity(config.url)}#{repo}"

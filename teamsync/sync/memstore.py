@@ -45,12 +45,13 @@ from teamsync.errors import AuthError, BackendError, ConfigError
 from teamsync.output import printable
 from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
-from teamsync.sync.config import SyncConfig
+from teamsync.sync.config import SyncConfig, remote_identity
 from teamsync.sync.history import Change
 from teamsync.sync.local import file_problem
 from teamsync.sync.plan import safe_who
 from teamsync.sync.restore import RemoteVersion
 from teamsync.wire import (
+    MANIFEST_NAME,
     MEMORY_MAX_BYTES,
     MEMORY_PAGE_MAX,
     memory_path_problem,
@@ -67,6 +68,8 @@ TIMEOUT_S = 60.0
 MAX_PAGES = 2_000
 """At most 200,000 memories are listed (100 a page); a server that pages on forever stops there."""
 FULL_PAGE = 20
+DESCENT_PROBES = 50
+"""Memories gone since the last listing whose history is looked up, at most."""
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -127,6 +130,10 @@ class MemstoreBackend:
         self._etag: str | None = None
         self._snap: Snapshot | None = None
         self.refused_on_fetch: dict[str, str] = {}
+        self._cached_listing: dict[str, Listed] = {}
+        self._cached_rejected: dict[str, str] = {}
+        self._seen: dict[str, dict[str, Listed]] = {}
+        """store checksum -> the listing it names, for :meth:`descends_from`."""
         self.requests = 0
         """Calls sent (the benchmark reads it)."""
         self._load_cache()
@@ -139,6 +146,7 @@ class MemstoreBackend:
             self._listing, self._snap = {}, Snapshot(version=None, checksums={})
             return self._snap
         sums = {k: "sha256:" + m.sha for k, m in listing.items()}
+        self._seen[store_checksum(sums)] = listing
         snap = Snapshot(
             version=store_checksum(sums),
             checksums=sums,
@@ -181,9 +189,8 @@ class MemstoreBackend:
         else:
             raise BackendError(f"{self.where} listed more than {MAX_PAGES} pages; refused")
         listing, rejected = self._validate(raw)
-        self._etag = first_etag
-        self._cached_listing, self._cached_rejected = listing, rejected
-        self._save_cache()
+        self._cached_rejected = rejected
+        self._keep(listing, first_etag)
         return listing, rejected
 
     def _validate(self, items: Sequence[Any]) -> tuple[dict[str, Listed], dict[str, str]]:
@@ -196,6 +203,8 @@ class MemstoreBackend:
             if not path.startswith(self.prefix):
                 continue  # not below the folder asked for: not ours to judge
             key = path[len(self.prefix) :]
+            if key == MANIFEST_NAME:
+                continue  # a mount's bookkeeping, never a memory
             sha, size = (
                 getattr(item, "content_sha256", None),
                 getattr(item, "content_size_bytes", 0),
@@ -292,18 +301,24 @@ class MemstoreBackend:
         done: dict[str, str] = {}
         deleted: list[str] = []
         self._etag = None  # whatever happens, the next listing is read afresh
+        after = dict(self._listing)
         try:
             for old, new in sorted(renames.items()):
-                self._rename(old, new, changes.base_checksums[old])
+                after[new] = _listed(self._rename(old, new, changes.base_checksums[old]))
+                after.pop(old, None)
                 done[new] = checksum(sendable[new])
                 deleted.append(old)
             for key in sorted(set(sendable) - set(renames.values())):
-                self._upsert(key, sendable[key], changes.base_checksums.get(key))
+                after[key] = _listed(
+                    self._upsert(key, sendable[key], changes.base_checksums.get(key))
+                )
                 done[key] = checksum(sendable[key])
             for key in sorted(set(changes.deletes) - set(renames)):
                 self._delete(key, changes.base_checksums.get(key))
+                after.pop(key, None)
                 deleted.append(key)
         except _Conflict as exc:
+            self._keep(None, None)
             return PreconditionFailed(keys=[exc.key])
         except anthropic.NotFoundError as exc:
             raise BackendError(
@@ -313,6 +328,7 @@ class MemstoreBackend:
         listing.update(done)
         for key in deleted:
             listing.pop(key, None)
+        self._keep(after, None)  # no ETag for it: the next run lists afresh, knowing these ids
         return Applied(version=store_checksum(listing), checksums=done, held=held)
 
     def _unsendable(self, key: str, text: str) -> str | None:
@@ -327,18 +343,19 @@ class MemstoreBackend:
             return f"the memory store cannot hold this name: {problem}; rename the file"
         return None
 
-    def _upsert(self, key: str, text: str, base: str | None) -> None:
+    def _upsert(self, key: str, text: str, base: str | None) -> Any:
         import anthropic
 
         listed = self._listing.get(key)
         if base is None or listed is None:
             try:
-                self._call(self.mems.create, self.store_id, path=self.prefix + key, content=text)
+                return self._call(
+                    self.mems.create, self.store_id, path=self.prefix + key, content=text
+                )
             except anthropic.ConflictError:
                 raise _Conflict(key) from None
-            return
         try:
-            self._call(
+            return self._call(
                 self.mems.update,
                 listed.id,
                 memory_store_id=self.store_id,
@@ -348,14 +365,14 @@ class MemstoreBackend:
         except (anthropic.ConflictError, anthropic.NotFoundError):
             raise _Conflict(key) from None
 
-    def _rename(self, old: str, new: str, base: str | None) -> None:
+    def _rename(self, old: str, new: str, base: str | None) -> Any:
         import anthropic
 
         listed = self._listing.get(old)
         if listed is None or base is None:
             raise _Conflict(old)
         try:
-            self._call(
+            return self._call(
                 self.mems.update,
                 listed.id,
                 memory_store_id=self.store_id,
@@ -413,9 +430,6 @@ class MemstoreBackend:
             ) from None
 
     # -- the listing kept across runs --------------------------------------------------
-    _cached_listing: dict[str, Listed] = {}
-    _cached_rejected: dict[str, str] = {}
-
     def _load_cache(self) -> None:
         if self.cache is None:
             return
@@ -426,13 +440,24 @@ class MemstoreBackend:
             etag = data["etag"]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return
-        if isinstance(etag, str) and data.get("store") == [self.store_id, self.prefix]:
+        if (etag is None or isinstance(etag, str)) and data.get("store") == [
+            self.store_id,
+            self.prefix,
+        ]:
             self._etag, self._cached_listing, self._cached_rejected = etag, items, rejected
+            sums = {k: "sha256:" + m.sha for k, m in items.items()}
+            self._seen[store_checksum(sums)] = items
 
-    def _save_cache(self) -> None:
+    def _keep(self, listing: dict[str, Listed] | None, etag: str | None) -> None:
+        """Keep ``listing`` (None: forget it) and the ETag it was read under, across runs."""
+        self._etag = etag
+        self._cached_listing = listing or {}
+        if listing is not None:
+            sums = {k: "sha256:" + m.sha for k, m in listing.items()}
+            self._seen[store_checksum(sums)] = listing
         if self.cache is None:
             return
-        if self._etag is None:
+        if listing is None:
             self.cache.unlink(missing_ok=True)
             return
         data = {
@@ -450,7 +475,7 @@ class MemstoreBackend:
             pass  # a cache that cannot be written costs one full listing next time
 
     # -- history ----------------------------------------------------------------------
-    def _versions(self, memory_id: str | None = None) -> Iterator[Any]:
+    def _versions(self, memory_id: str | None = None, *, full: bool = False) -> Iterator[Any]:
         """The store's versions, newest first (of one memory when ``memory_id``)."""
         vers = self.client.beta.memory_stores.memory_versions
         page: str | None = None
@@ -458,7 +483,8 @@ class MemstoreBackend:
             resp = self._call(
                 vers.list,
                 self.store_id,
-                limit=MEMORY_PAGE_MAX,
+                limit=FULL_PAGE if full else MEMORY_PAGE_MAX,
+                view="full" if full else "basic",
                 **({"memory_id": memory_id} if memory_id else {}),
                 **({"page": page} if page else {}),
             )
@@ -521,8 +547,46 @@ class MemstoreBackend:
         vers = self.client.beta.memory_stores.memory_versions
         return str(self._call(vers.redact, ref, memory_store_id=self.store_id).id)
 
+    def texts(self, *, history: bool) -> Iterator[tuple[str, str, str | None]]:
+        """``(path, text, version id)`` of every memory below the prefix, or with
+        ``history`` of every retained version that still holds a text (for ``scan``)."""
+        if not history:
+            for item in self._pages(view="full"):
+                if isinstance(item.content, str):
+                    yield item.path, item.content, item.memory_version_id
+            return
+        for v in self._versions(full=True):
+            if isinstance(v.content, str) and isinstance(v.path, str):
+                if v.path.startswith(self.prefix):
+                    yield v.path, v.content, v.id
+
     def descends_from(self, version: str) -> bool | None:
-        return None
+        """Does the store's history lead from the listing ``version`` named to now?
+
+        The listing is known when this process (or the kept listing of the last
+        run) saw it. Each memory of it that is gone now must have left a
+        version (a delete, or the rename that moved it): a memory with no
+        retained versions at all means the store lost its history (deleted and
+        made again, restored from a backup). None when it cannot tell.
+        """
+        import anthropic
+
+        then = self._seen.get(version)
+        if then is None:
+            return None
+        now = {m.id for m in self._listing.values()}
+        gone = sorted({m.id for m in then.values()} - now)
+        if not gone:
+            return None
+        vers = self.client.beta.memory_stores.memory_versions
+        for memory_id in gone[:DESCENT_PROBES]:
+            try:
+                page = self._call(vers.list, self.store_id, memory_id=memory_id, limit=1)
+            except anthropic.NotFoundError:
+                return False
+            if not page.data:
+                return False
+        return True
 
     def identity(self) -> str:
         return self.who
@@ -539,6 +603,17 @@ class _Conflict(Exception):
 
 class _NotModified(Exception):
     pass
+
+
+def _listed(item: Any) -> Listed:
+    """A create's or update's answer as a listing entry."""
+    updated = getattr(item, "updated_at", None)
+    return Listed(
+        str(item.id),
+        str(item.content_sha256),
+        int(item.content_size_bytes),
+        updated.timestamp() if isinstance(updated, datetime) else 0.0,
+    )
 
 
 def _hex(value: str) -> str:
@@ -594,16 +669,49 @@ def load_key(config: SyncConfig, environ: Mapping[str, str]) -> str:
         ) from exc
 
 
+def check_mount(team: Path, store_id: str) -> None:
+    """Refuse a ``team/`` that Claude Code mounts for another store (its ``.memory-sync``).
+
+    Claude Code stops syncing a mount whose manifest names another partition;
+    so does teamsync: a manifest that names other stores and not this one, or
+    that cannot be read, fails closed. One that names this store is fine (both
+    sync the same store) and is never synced itself.
+    """
+    import re
+
+    manifest = team / MANIFEST_NAME
+    try:
+        if not manifest.is_file() or manifest.is_symlink():
+            if manifest.is_symlink() or manifest.exists():
+                raise ConfigError(f"{manifest} is not a regular file; refused")
+            return
+        text = manifest.read_text(encoding="utf-8", errors="replace")[:65_536]
+    except OSError as exc:
+        raise ConfigError(f"cannot read {manifest}: {exc.strerror}; refused") from exc
+    named = set(re.findall(r"memstore_[A-Za-z0-9]+", text))
+    if store_id in named:
+        return
+    other = ", ".join(sorted(named)[:3]) or "a store this cannot tell"
+    raise ConfigError(
+        f"{team} is Claude Code's mount of another memory store ({other}: its {MANIFEST_NAME} "
+        f"says so), not of {store_id}. Syncing it with a second store would mix the two; "
+        "nothing was changed. Sync another memory directory with this store, or point "
+        "--memory-store at the store the mount belongs to."
+    )
+
+
 def from_config(config: SyncConfig, settings: Settings) -> MemstoreBackend:
     """The factory :mod:`teamsync.commands.sync` calls (see ``BACKENDS``)."""
     import hashlib
 
+    from teamsync.memdir.paths import working_memory_dir
+
     if not config.memory_store:
         raise ConfigError("teamsync.yaml: the memstore backend needs `memory_store`")
+    check_mount(working_memory_dir(settings) / "team", config.memory_store)
     env = settings.environ
     who = env.get("GIT_AUTHOR_NAME") or env.get("USER") or env.get("LOGNAME") or "someone"
-    ident = f"{config.url}#{config.memory_store}{config.path_prefix or '/'}"
-    name = hashlib.sha256(ident.encode("utf-8")).hexdigest()[:16]
+    name = hashlib.sha256(remote_identity(config).encode("utf-8")).hexdigest()[:16]
     return MemstoreBackend(
         config.memory_store,
         load_key(config, env),

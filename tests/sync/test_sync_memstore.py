@@ -166,3 +166,111 @@ def test_prefixes_and_unreachable_server(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match="cannot reach"):
         backend.snapshot()
     backend.close()
+
+
+def test_log_and_restore_at_read_the_stores_versions(tmp_path: Path) -> None:
+    from teamsync.commands.log import changes
+
+    with store_team(tmp_path, ("alice", "bob")) as t:
+        alice, bob = t.mates
+        alice.write("plan.md", memory("Plan", "first\n"))
+        alice.sync()
+        bob.sync()
+        bob.write("plan.md", memory("Plan", "second\n"))
+        bob.sync()
+        rows = changes(alice.settings, "plan.md")
+        assert [r.action for r in rows] == ["upsert", "upsert"]
+        assert all(r.version.startswith("memver_") and r.who.startswith("apikey_") for r in rows)
+        assert rows[0].who != rows[1].who  # bob's token wrote the newer one, alice's the first
+        result = alice.cli("restore", "plan.md", "--at", rows[1].version)
+        assert result.returncode == 0, result.stderr
+        assert alice.read("plan.md") == memory("Plan", "first\n")
+        shown = alice.cli("log", "plan.md")
+        assert rows[1].version in shown.stdout + shown.stderr
+
+
+def test_claude_codes_mount_manifest(tmp_path: Path) -> None:
+    from teamsync.errors import ConfigError
+
+    with store_team(tmp_path, ("alice", "bob")) as t:
+        alice, bob = t.mates
+        (alice.team / ".memory-sync").write_text(
+            f'{{"memory_store_id": "{t.store_id}", "path": "/team/"}}\n', encoding="utf-8"
+        )
+        alice.write("a.md", memory("A", "a\n"))
+        report = alice.sync()
+        assert report.exit_code() == 0 and not report.rejected
+        assert set(t.remote_files()) == {"a.md"}  # the manifest is bookkeeping, never synced
+        checked = alice.cli("check")
+        assert ".memory-sync" not in checked.stdout + checked.stderr  # never listed by check
+        (bob.team / ".memory-sync").write_text('{"memory_store_id": "memstore_other"}\n')
+        with pytest.raises(ConfigError, match="memstore_other"):
+            bob.sync()
+        assert not (bob.team / "a.md").exists()
+
+
+def test_redact_blanks_a_version_on_a_store_and_explains_git(tmp_path: Path) -> None:
+    from teamsync.commands.log import changes
+
+    with store_team(tmp_path, ("alice",)) as t:
+        (alice,) = t.mates
+        alice.write("ops.md", memory("Ops", "the old, leaked line\n"))
+        alice.sync()
+        alice.write("ops.md", memory("Ops", "cleaned\n"))
+        alice.sync()
+        old = changes(alice.settings, "ops.md")[1].version
+        done = alice.cli("redact", old)
+        assert done.returncode == 0, done.stderr
+        with sdk(t.url, t.admin) as client:
+            v = client.beta.memory_stores.memory_versions.retrieve(old, memory_store_id=t.store_id)
+        assert v.redacted_at is not None and v.content is None and v.path is None
+        current = changes(alice.settings, "ops.md")[0].version
+        refused = alice.cli("redact", current)  # the live version: update or delete it first
+        assert refused.returncode != 0 and "current version" in refused.stderr
+
+
+def test_redact_on_git_changes_nothing_and_says_what_to_do(tmp_path: Path) -> None:
+    from testing.gitrepos import make_team
+
+    (alice,) = make_team(tmp_path, ["alice"])
+    result = alice.cli("redact", "0123abc")
+    assert result.returncode == 1 and "filter-repo" in result.stderr and "Rotate" in result.stderr
+
+
+def test_scan_a_stores_retained_versions(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from teamsync.security.secrets import scan_text
+    from teamsync.server.app import create_app
+    from teamsync.server.limits import ServerConfig
+    from teamsync.server.storage import open_storage
+    from testing.gitrepos import TEAMSYNC
+    from testing.server import token_for, uvicorn_server
+
+    leaked = f"deploy token {FAKE_PAT}\n"
+    [finding] = scan_text(leaked, "team/ops.md")
+    storage = open_storage(f"sqlite:///{tmp_path / 's.sqlite3'}")
+    token = token_for(storage)
+    # an operator allowlist let it in once (say, before the rule existed): it is in history now
+    config = ServerConfig(db_url=storage.url, allowlist=(("acme/widgets", finding.fingerprint),))
+    try:
+        with uvicorn_server(create_app(config, storage=storage)) as url:
+            with sdk(url, token) as client:
+                store = client.beta.memory_stores.create(name="Team").id
+                mems = client.beta.memory_stores.memories
+                m = mems.create(store, path="/team/ops.md", content=leaked)
+                mems.update(m.id, memory_store_id=store, content="rotated, gone\n")
+            env = {**os.environ, "TEAMSYNC_TOKEN": token, "HOME": str(tmp_path)}
+            env.pop("ANTHROPIC_API_KEY", None)
+            base = [TEAMSYNC, "--json", "scan", "--memory-store", store, "--base-url", url]
+            now = subprocess.run(base, env=env, capture_output=True, text=True, timeout=120)
+            past = subprocess.run(
+                [*base, "--history"], env=env, capture_output=True, text=True, timeout=120
+            )
+    finally:
+        storage.close()
+    assert now.returncode == 0, now.stderr  # the current memory is clean
+    assert past.returncode == 1 and FAKE_PAT not in past.stdout + past.stderr
+    [hit] = __import__("json").loads(past.stdout)["findings"]
+    assert hit["path"].startswith(f"{store}:/team/ops.md@memver_")
