@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from teamsync._files import write_atomic
 from teamsync.config import Settings
-from teamsync.errors import AuthError, BackendError, ConfigError
+from teamsync.errors import AuthError, BackendError, ConfigError, MissingExtra
 from teamsync.output import printable
 from teamsync.security.keys import key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
@@ -115,7 +115,12 @@ class MemstoreBackend:
         max_retries: int = MAX_RETRIES,
         client: anthropic.Anthropic | None = None,
     ) -> None:
-        import anthropic
+        try:
+            import anthropic
+        except ImportError as exc:
+            raise MissingExtra("anthropic", "memstore", "the Memory Stores backend") from exc
+        if not hasattr(anthropic.resources.beta, "MemoryStores"):  # an SDK older than 2.15
+            raise MissingExtra("anthropic>=2.15", "memstore", "the Memory Stores backend")
 
         self.store_id = store_id
         self.prefix = normalize_prefix(prefix)
