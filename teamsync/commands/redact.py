@@ -16,7 +16,8 @@ from __future__ import annotations
 from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.memdir.paths import working_memory_dir
-from teamsync.output import Output, printable
+from teamsync.output import Output
+from teamsync.security.names import printable
 from teamsync.sync.config import load_config
 
 ROTATE = "Rotate the secret first: once written to shared history it must be treated as leaked."

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 from teamsync._files import write_atomic
 from teamsync.config import Settings
 from teamsync.errors import AuthError, BackendError, ConfigError, MissingExtra
-from teamsync.output import printable
 from teamsync.security.keys import key_clashes
+from teamsync.security.names import printable
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig, remote_identity
 from teamsync.sync.history import Change
