@@ -36,6 +36,8 @@ COMMANDS: dict[str, str] = {
     "install-hooks": "teamsync.cli.hooks:install_hooks",
     "guard": "teamsync.cli.hooks:guard",
     "watch": "teamsync.cli.hooks:watch",
+    "mcp": "teamsync.cli.mcp:mcp",
+    "install-mcp": "teamsync.cli.mcp:install_mcp",
 }
 
 

@@ -387,6 +387,10 @@ def run(
         close()  # the bar's line ends before the summary, which starts on its own line
     _print(output, report)
     output.emit(report.to_json())
+    if report.written and not dry_run:
+        from teamsync.commands.recall import warm_in_background
+
+        warm_in_background(settings)
     return report.exit_code()
 
 

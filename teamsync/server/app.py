@@ -244,7 +244,12 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         return await run_in_threadpool(_entries, store, norm, wanted, caps)
 
     @app.get(CAPABILITIES_PATH, response_model=models.Capabilities)
-    async def capabilities() -> dict[str, Any]:
+    async def capabilities(creds: Creds) -> dict[str, Any]:
+        scope = None
+        if creds is not None and creds.scheme.lower() == "bearer":
+            record = await run_in_threadpool(verify_token, store, creds.credentials)
+            if record is not None:  # the caller's own scope; an unknown token learns nothing
+                scope = {"repo": record.repo, "read_only": record.read_only}
         limits = {
             "max_entries": config.max_entries,
             "max_entry_bytes": config.max_entry_bytes,
@@ -256,6 +261,7 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
             "version": __version__,
             "extensions": list(EXTENSIONS),
             "limits": limits,
+            **({"token": scope} if scope is not None else {}),
         }
 
     @app.get("/healthz", include_in_schema=False)

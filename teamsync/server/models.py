@@ -107,11 +107,19 @@ class Limits(BaseModel):
     batch_bytes: int
 
 
+class TokenScope(BaseModel):
+    repo: str
+    read_only: bool
+
+
 class Capabilities(BaseModel):
     server: str
     version: str
     extensions: list[str]
     limits: Limits
+    token: TokenScope | None = Field(
+        default=None, description="the calling token's scope, when the request carries a valid one"
+    )
 
 
 class ErrorDetails(BaseModel):
