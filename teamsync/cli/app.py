@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "sync": "teamsync.cli.sync:sync",
     "restore": "teamsync.cli.sync:restore",
     "log": "teamsync.cli.sync:log",
+    "redact": "teamsync.cli.sync:redact",
     "check": "teamsync.cli.check:check",
     "scan": "teamsync.cli.scan:scan",
     "allow": "teamsync.cli.allow:allow",

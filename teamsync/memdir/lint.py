@@ -70,6 +70,7 @@ from teamsync.memdir.indexfix import fix_index_text, resolve
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import safe_write
 from teamsync.security.keys import find_collisions, key_problem
+from teamsync.wire import MANIFEST_NAME
 
 TEAM = "team/"
 MAX_INDEX_READ = 4 * MAX_MEMORY_BYTES
@@ -149,6 +150,8 @@ def _scan_memory(scan: _Scan, entry: WalkEntry) -> None:
 
 
 def _team_file_problems(entry: WalkEntry) -> Iterable[Problem]:
+    if entry.path == TEAM + MANIFEST_NAME and entry.kind == "file":
+        return  # Claude Code's mount manifest: bookkeeping, never a memory
     if entry.kind != "file":
         kind = "a symbolic link" if entry.kind == "symlink" else "not a regular file"
         yield Problem(entry.path, "unsafe-file", f"{kind}; sync never follows it, remove it")

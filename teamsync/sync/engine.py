@@ -34,7 +34,7 @@ from teamsync.errors import ConflictError
 from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
-from teamsync.sync.base import Applied, Backend, Snapshot
+from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot
 from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restore_plan
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
@@ -43,6 +43,7 @@ from teamsync.sync.renames import follow_renames, redo_renames
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
+from teamsync.sync.tombstones import tombstoned_bases
 
 Mode = Literal["pull", "push", "sync", "status"]
 MAX_ROUNDS = 5
@@ -221,12 +222,23 @@ class _Run:
             result = backend.apply(changes)
             if not isinstance(result, Applied):
                 return "again"
+            changes = _without_held(applier, changes, result)
             applier.pushed(changes, result)
             mark = RemoteMark(result.version, result.serial)
             if progress is not None:
                 progress.advance(len(changes.upserts) + len(changes.deletes))
         state.set_remote_mark(mark)
         return "more" if more and mode == "sync" else "done"
+
+    def _tombstoned(self, snap: Snapshot, base: dict[str, str], local: LocalTree) -> dict[str, str]:
+        if not snap.deleted:
+            return {}
+
+        def changed_at(key: str) -> float | None:
+            st = self.applier.team.stat(key)
+            return None if st is None else st.st_mtime
+
+        return tombstoned_bases(snap.deleted, base, local.checksums, snap.checksums, changed_at)
 
     def _plan(self, snap: Snapshot, local: LocalTree) -> list[Step] | Stop:
         """The allowed steps of this round, or the guard that stops it."""
@@ -243,7 +255,7 @@ class _Run:
             synced_here=lambda key: bool(state.past_checksums(key)),
         )
         report.add(report.recovered, sorted(recovered))
-        plan_base = {**base, **recovered}
+        plan_base = {**base, **recovered, **self._tombstoned(snap, base, local)}
         steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)
         descends = getattr(self.backend, "descends_from", None)
         lost = lost_history(state.remote_mark(), base, snap, descends, self.where)
@@ -260,3 +272,21 @@ class _Run:
             if stop is not None:
                 return stop
         return steps
+
+
+def _without_held(applier: Applier, changes: ChangeSet, result: Applied) -> ChangeSet:
+    """``changes`` minus the upserts the remote refused; those are reported as held back
+    and stay local changes (the base does not advance for them)."""
+    if not result.held:
+        return changes
+    for key, why in sorted(result.held.items()):
+        applier.reject(key, f"not pushed: the remote refused it: {why}", held=True)
+    kept = {k: v for k, v in changes.upserts.items() if k not in result.held}
+    return ChangeSet(
+        kept,
+        changes.deletes,
+        changes.base_version,
+        changes.base_checksums,
+        changes.message,
+        changes.modified,
+    )

@@ -23,6 +23,7 @@ from teamsync.security.keys import is_memory_key, key_clashes, key_problem
 from teamsync.sync.base import checksum
 from teamsync.sync.plan import is_below
 from teamsync.sync.state import BaseStore, FileStat
+from teamsync.wire import MANIFEST_NAME
 
 NOT_MEMORY = "not a memory file: only *.md files are synced"
 TOO_BIG = f"over the {MAX_MEMORY_BYTES:,}-byte limit for one memory"
@@ -77,6 +78,8 @@ def scan_local(team: SafeDir, state: BaseStore, *, clean: bool = False) -> Local
     started = time.time_ns()
     for item in team.walk():
         key = item.key
+        if key == MANIFEST_NAME and not item.opaque:
+            continue  # Claude Code's mount manifest: bookkeeping, never synced
         problem = item.problem  # walk already checked the key itself
         st = team.stat(key) if problem is None else None
         if problem is None and st is None:
