@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "SettingsFileError": "teamsync.errors",
     "LockBusy": "teamsync.errors",
     "MissingExtra": "teamsync.errors",
+    "ScannerUnsupported": "teamsync.errors",
     "EmbedUnavailable": "teamsync.errors",
     "MemoryFormatError": "teamsync.errors",
     "SecurityError": "teamsync.errors",

@@ -10,7 +10,8 @@ translated at the module boundary with ``raise ... from exc``.
     TeamsyncError
     ├── UsageError              bad arguments or configuration (exit 2)
     ├── ConfigError             missing or invalid configuration
-    │   └── MissingExtra        an optional dependency is not installed (names the extra)
+    │   ├── MissingExtra        an optional dependency is not installed (names the extra)
+    │   └── ScannerUnsupported  the installed detect-secrets lacks what the scanner drives
     ├── EmbedUnavailable        hybrid recall asked for, its extra or model files missing
     ├── ToolMissing             git (or another program teamsync runs) is not installed
     ├── MemoryFormatError       a memory file or index that cannot be parsed
@@ -98,6 +99,14 @@ class MissingExtra(ConfigError):
         )
         self.module = module
         self.extra = extra
+
+
+class ScannerUnsupported(ConfigError):
+    """The installed detect-secrets does not have the internals the generic layer drives.
+
+    Not a :class:`SecurityError`: no memory is at fault, so a gate stops as a whole
+    (nothing is written or sent unscanned) instead of refusing each memory in turn.
+    """
 
 
 class EmbedUnavailable(TeamsyncError):

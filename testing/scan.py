@@ -150,6 +150,9 @@ PLANTS: dict[str, Maker] = {
         "TFE token " + r(g, ALNUM, 14) + ".atlas" + "v1." + r(g, URLSAFE, 64)
     ),
     "pulumi-api-token": lambda g: "PULUMI_ACCESS_TOKEN=pu" + "l-" + r(g, HEX, 40),
+    "gohighlevel-private-integration-token": lambda g: (
+        "GHL private integration: pi" + "t-" + "-".join(r(g, HEX, n) for n in (8, 4, 4, 4, 12))
+    ),
     "postman-api-token": lambda g: "postman PM" + "AK-" + r(g, HEX, 24) + "-" + r(g, HEX, 34),
     "grafana-api-key": lambda g: "grafana eyJr" + "Ijoi" + r(g, ALNUM, 100),
     "grafana-cloud-api-token": lambda g: "grafana cloud gl" + "c_" + r(g, ALNUM, 60),
@@ -241,6 +244,46 @@ NEGATIVES: dict[str, Maker] = {
         "https://hooks.slack." + "com/services/T00000000/B00000000/" + "X" * 24
     ),
     "trace-id": lambda g: "trace_id: " + r(g, HEX, 32),
+    "digest-under-label": lambda g: g.choice(
+        [
+            "cache_key: " + r(g, HEX, 32),
+            "cache_key: " + r(g, HEX, 40),
+            'ETag: "' + r(g, HEX, 32) + '"',
+            "etag = " + r(g, HEX, 40),
+            "checksum: " + r(g, HEX, 64),
+            "sha: " + r(g, HEX, 40),
+            '{"key_sha256": "' + r(g, HEX, 64) + '"}',
+        ]
+    ),
+    "documentation-url": lambda g: g.choice(
+        [
+            "git clone https://user:pass@example.com/org/repo.git",
+            "URL form: https://username:password@host/path",
+            "MultiHostUrl('https://foo.com:123,foo:bar@bar.com/path')",
+            'URL("https://jo%40email.com:a%20secret@m\u00fcller.de:1234/")',
+            "e.g. ftp://anonymous:guest@ftp.example.org/pub",
+            '"git://[path-to-repo[:]][ref@]path/to/file"',
+        ]
+    ),
+    "key-file-path": lambda g: g.choice(
+        [
+            "ssh key: ~/.ssh/id_ed25519",
+            "private key file: /etc/ssl/private/server.key",
+            "service account key: ./secrets/gcp-sa.json",
+            "key path = keys/deploy_rsa.pem",
+        ]
+    ),  # fmt: skip
+    "credential-id": lambda g: g.choice(
+        [
+            "n8n credential ID: " + r(g, ALNUM, 16),
+            "credential id: " + r(g, ALNUM, 16),
+            "secret name: prod/db/" + r(g, "abcdefgh", 6),
+        ]
+    ),  # fmt: skip
+    "public-address": lambda g: "contract address: 0x" + r(g, HEX, 40),
+    "example-line": lambda g: g.choice(
+        ["example: password=hunter2", "e.g. `pw: hunter2`", "Example: token = abc123"]
+    ),
     "short-prefix": lambda g: (
         "the gh" + "p_ prefix marks a classic PAT; sk" + "_live_ marks Stripe"
     ),
@@ -295,6 +338,11 @@ RULE_NEGATIVES: dict[str, list[str]] = {
     "databricks-api-token": ["da" + "pi" + "z" * 32, "da" + "pi" + "0" * 32],
     "hashicorp-tf-api-token": ["abc.atlas" + "v1.short"],
     "pulumi-api-token": ["pu" + "l-" + "short", "pu" + "l-" + "0" * 40],
+    "gohighlevel-private-integration-token": [
+        "pi" + "t-" + "1234",
+        "pi" + "t-" + "-".join("0" * n for n in (8, 4, 4, 4, 12)),
+        "sp" + "it-" + "-".join("a1b2c3d4e5f6"[:n] for n in (8, 4, 4, 4, 12)),
+    ],
     "postman-api-token": ["PM" + "AK-" + "short"],
     "grafana-api-key": ["eyJr" + "Ijoi" + "short"],
     "grafana-cloud-api-token": ["gl" + "c_" + "short"],

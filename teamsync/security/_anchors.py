@@ -6,7 +6,7 @@ rules_anchors`); used only while ``FINGERPRINT`` matches the rules.
 
 from __future__ import annotations
 
-FINGERPRINT = "crc32:52:4146703b"
+FINGERPRINT = "crc32:53:63c7e787"
 ANCHORS: tuple[tuple[tuple[str, bool], ...] | None, ...] = (
     (("tsm_", False),),
     (("A3T", False), ("ABIA", False), ("ACCA", False), ("AKIA", False), ("ASIA", False)),
@@ -72,6 +72,7 @@ ANCHORS: tuple[tuple[tuple[str, bool], ...] | None, ...] = (
     ((":AA", False),),
     (("key-", True),),
     (("mailgun", True),),
+    (("pit-", False),),
     (("://", True),),
     (("://", True),),
 )

@@ -56,7 +56,7 @@ import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from teamsync.errors import SecurityError
+from teamsync.errors import ScannerUnsupported, SecurityError
 from teamsync.security.rules import looks_like_placeholder
 
 _PLUGINS: list[dict[str, Any]] = [
@@ -128,16 +128,63 @@ def _requests_deferred() -> Iterator[None]:
                 del sys.modules[name]  # a later import gets the real module
 
 
+SUPPORTED = ">=1.5,<1.6"
+"""The detect-secrets releases whose internals this module is written against (pyproject.toml
+holds the same bound); :func:`check_internals` verifies them at run time."""
+PRIVATE_API: dict[str, tuple[str, ...]] = {
+    "_is_filtered_out": ("required_filter_parameters",),
+    "_scan_line": ("plugin", "filename", "line", "line_number", "context"),
+    "get_code_snippet": ("lines", "line_number"),
+}
+"""The names of ``detect_secrets.core.scan`` used here, each with the parameters passed to it.
+(``_is_filtered_out`` takes the filter parameters as ``**kwargs``.)"""
+
+
+def check_internals(scan: Any) -> None:
+    """Raise :class:`ScannerUnsupported`, naming the installed version, unless ``scan`` has
+    every private name this module calls, taking the parameters it passes."""
+    missing = []
+    for name, params in PRIVATE_API.items():
+        function = getattr(scan, name, None)
+        code = getattr(function, "__code__", None)
+        if code is None or not set(params) <= set(
+            code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        ):
+            missing.append(name)
+    if missing:
+        raise ScannerUnsupported(
+            f"detect-secrets {_version()} is not supported by this teamsync (it lacks "
+            f"{', '.join(missing)} in detect_secrets.core.scan); install a supported release: "
+            f"pip install 'detect-secrets{SUPPORTED}'"
+        )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("detect-secrets")
+    except PackageNotFoundError:  # pragma: no cover - imported but not installed as a dist
+        return "(unknown version)"
+
+
 def _import() -> tuple[Any, Any, tuple[Any, ...]]:
     """detect-secrets' line scanning helpers, settings scope and the three plugin classes."""
-    from detect_secrets.core import scan
-    from detect_secrets.plugins.high_entropy_strings import (
-        Base64HighEntropyString,
-        HexHighEntropyString,
-    )
-    from detect_secrets.plugins.keyword import KeywordDetector
-    from detect_secrets.settings import transient_settings
-
+    try:
+        from detect_secrets.core import scan
+        from detect_secrets.plugins.high_entropy_strings import (
+            Base64HighEntropyString,
+            HexHighEntropyString,
+        )
+        from detect_secrets.plugins.keyword import KeywordDetector
+        from detect_secrets.settings import transient_settings
+    except ImportError as exc:
+        raise ScannerUnsupported(
+            f"detect-secrets {_version()} is not supported by this teamsync (cannot import "
+            f"{exc.name or 'a module it needs'}); install a supported release: "
+            f"pip install 'detect-secrets{SUPPORTED}'"
+        ) from None
+    check_internals(scan)
     return (
         scan,
         transient_settings,
@@ -208,6 +255,8 @@ def detect(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
     try:
         with _requests_deferred():
             return _run(items)
+    except ScannerUnsupported:
+        raise  # the installation is at fault, not the text: stop the gate as a whole
     except Exception as exc:  # noqa: BLE001 - never let a third-party message carry a secret
         raise SecurityError(
             f"generic secret detection failed inside detect-secrets ({type(exc).__name__}); "

@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ Anchor = tuple[str, bool]
 
 MIN_PREFIX = 2
 MAX_PREFIXES = 16
+_WIDE = re.compile(r"[^\x00-\x7f]")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -258,15 +260,26 @@ def _first_per_line(text: str, offsets: list[int]) -> list[int]:
 def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()) -> Finder:
     """The pure-Python engine: ``str.find`` per anchor, one hit per line (all for ``every``)."""
 
+    needles = [literal.lower() if caseless else literal for literal, caseless in anchors]
+    wide = [frozenset(c for c in needle if not c.isascii()) for needle in needles]
+
     def find(text: str) -> list[list[int]]:
         lowered: str | None = None
+        present: frozenset[str] | None = None  # the non-ASCII characters of the text, once
         out: list[list[int]] = []
-        for ident, (literal, caseless) in enumerate(anchors):
+        for ident, (_, caseless) in enumerate(anchors):
             if caseless and lowered is None:
                 lowered = ascii_lower(text)
             hay = lowered if caseless and lowered is not None else text
-            needle = literal.lower() if caseless else literal
+            needle = needles[ident]
             hits: list[int] = []
+            if wide[ident]:  # a label in another script: absent unless its letters are there
+                if present is None:
+                    present = frozenset(_WIDE.findall(lowered if lowered is not None else text))
+                    present |= frozenset(_WIDE.findall(text))
+                if not wide[ident] <= present:
+                    out.append(hits)
+                    continue
             pos = hay.find(needle)
             if ident in every:
                 while pos >= 0:
@@ -303,8 +316,19 @@ def hyperscan_finder(
     lengths = [len(literal.encode("utf-8")) for literal, _ in anchors]
     local = threading.local()  # a scratch space may serve one scan at a time: one per thread
 
+    one_byte = all(literal.isascii() and "?" not in literal for literal, _ in anchors)
+
     def find(text: str) -> list[list[int]]:
-        data = text.encode("utf-8", "surrogatepass")
+        # One byte per character: a text that is not ASCII is scanned in Latin-1 with "?"
+        # for what Latin-1 lacks. The anchors here are ASCII and hold no "?", and a byte
+        # of 0x80 or more never matches one (Hyperscan folds ASCII letters only), so the
+        # matches are those in the UTF-8 bytes, and their offsets are character offsets.
+        if text.isascii():
+            data = text.encode("ascii")
+        elif one_byte:
+            data = text.encode("latin-1", "replace")
+        else:  # pragma: no cover - no anchor holds "?" today
+            data = text.encode("utf-8", "surrogatepass")
         ends: list[list[int]] = [[] for _ in anchors]
 
         def on_match(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
@@ -314,30 +338,50 @@ def hyperscan_finder(
         if scratch is None:
             scratch = local.scratch = hyperscan.Scratch(db)
         db.scan(data, match_event_handler=on_match, scratch=scratch)
-        ascii_only = len(data) == len(text)
+        to_char = None if len(data) == len(text) else _CharOffsets(text)  # (see above)
         out: list[list[int]] = []
         for ident, found in enumerate(ends):
             if not found:  # most anchors are absent from most texts
                 out.append(found)
                 continue
             starts = sorted(to - lengths[ident] for to in found)
-            if not ascii_only:
-                starts = _char_offsets(data, starts)
+            if to_char is not None:
+                starts = to_char.of(starts)
             out.append(starts if ident in every else _first_per_line(text, starts))
         return out
 
     return find
 
 
-def _char_offsets(data: bytes, byte_offsets: list[int]) -> list[int]:
-    """Character offsets of sorted byte offsets that each start an ASCII literal."""
-    out: list[int] = []
-    last_byte = last_char = 0
-    for offset in byte_offsets:
-        last_char += len(data[last_byte:offset].decode("utf-8", "surrogatepass"))
-        last_byte = offset
-        out.append(last_char)
-    return out
+class _CharOffsets:
+    """Byte offsets in a text's UTF-8 to character offsets, from one table built per text.
+
+    The table holds, for each run of non-ASCII characters, the byte offset just past
+    it and how many bytes more than characters the text holds up to there; a byte
+    offset that starts an (ASCII) anchor maps by one bisection.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.byte_ends: list[int] = []
+        self.extra: list[int] = []
+        extra = 0
+        for run in _WIDE_RUN.finditer(text):
+            extra += len(run.group().encode("utf-8", "surrogatepass")) - len(run.group())
+            self.byte_ends.append(run.end() + extra)
+            self.extra.append(extra)
+
+    def of(self, byte_offsets: list[int]) -> list[int]:
+        from bisect import bisect_right
+
+        ends, extra = self.byte_ends, self.extra
+        out = []
+        for offset in byte_offsets:
+            at = bisect_right(ends, offset) - 1
+            out.append(offset - (extra[at] if at >= 0 else 0))
+        return out
+
+
+_WIDE_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
 def make_finder(

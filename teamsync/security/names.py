@@ -15,6 +15,7 @@ key; the generic password layer does not run on names (a name has no
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -27,16 +28,25 @@ _MAYBE = re.compile(r"[A-Za-z0-9]{10}")
 """Every rule's secret holds a run of 10 letters or digits; most names have none."""
 
 
+@functools.cache
+def _rule_anchors() -> list[tuple[tuple[str, bool], ...] | None]:
+    """Each rule's anchors (a literal every match holds; None: run the rule anyway)."""
+    from teamsync.security.secrets import rules_anchors
+
+    return rules_anchors()
+
+
 def _spans(name: str) -> list[tuple[int, int, str, str]]:
     """(start, end, rule id, secret) for each secret in ``name``, leftmost first, no overlaps."""
     if _MAYBE.search(name) is None:
         return []
     from teamsync.security.rules import RULES
 
+    lowered = name.lower()
     spans: list[tuple[int, int, str, str]] = []
-    for rule in RULES:
-        if rule.keywords and not any(
-            (kw in name.lower()) if kw == kw.lower() else (kw in name) for kw in rule.keywords
+    for rule, anchors in zip(RULES, _rule_anchors(), strict=True):
+        if anchors is not None and not any(
+            (literal in lowered) if caseless else (literal in name) for literal, caseless in anchors
         ):
             continue
         if any(literal not in name for literal in rule.requires):

@@ -100,8 +100,22 @@ def _token(value: str) -> bool:
     return not looks_like_placeholder(value)
 
 
+_DOC_URL_WORDS = frozenset(
+    {"foo", "bar", "baz", "qux", "user", "username", "pass", "password", "passwd", "secret",
+     "pwd", "name", "login", "example", "test", "demo", "sample", "me", "you"}
+)  # fmt: skip
+
+
 def _url_password(value: str) -> bool:
-    if value.lower() in _URL_PASSWORD_PLACEHOLDERS or value[:1] in "$%{<:[*":
+    """A URL's password that is not a documentation example (``user:pass@``,
+    ``username:password@``, ``foo:bar@``, ``a%20secret``, ``[:]][ref``)."""
+    lowered = value.lower()
+    if lowered in _URL_PASSWORD_PLACEHOLDERS or value[:1] in "$%{<:[*":
+        return False
+    if "[" in value or "]" in value or "secret" in lowered or "password" in lowered:
+        return False
+    words = [w for w in re.split(r"[^a-z]+|%[0-9a-f]{2}", lowered) if len(w) >= 3]
+    if words and all(w in _DOC_URL_WORDS for w in words) and len(value) <= 24:
         return False
     return not looks_like_placeholder(value) and len(value) >= 3
 
@@ -480,6 +494,11 @@ RULES: tuple[Rule, ...] = (
         context_chars=300,
     ),
     Rule(
+        "gohighlevel-private-integration-token",
+        "GoHighLevel private integration token",
+        _r(r"pit-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}" + _B),
+    ),
+    Rule(
         "database-url-password",
         "Database URL with a password",
         _r(
@@ -495,8 +514,11 @@ RULES: tuple[Rule, ...] = (
         "basic-auth-url",
         "URL with an embedded password",
         _r(
-            r"(?i:https?|ftps?|sftp|ssh|git|smtps?|imaps?|ldaps?|wss?)://[^\s:@/'\"`<>]+:"
-            r"(?P<s>[^\s@/'\"`<>]+)@[^\s/@]+"
+            r"(?i:https?|ftps?|sftp|ssh|git|smtps?|imaps?|ldaps?|wss?)://[^\s:@/'\"`<>\[\]]+:"
+            r"(?P<s>[^\s@/'\"`<>]+)@"
+            # a documentation host (RFC 2606 / 6761) is an example, not a credential
+            r"(?!(?:[\w\-]+\.)*(?:example|invalid|test|localhost)(?:\.[a-z]{2,})?(?![\w\-.]))"
+            r"[^\s/@]+"
         ),
         ("://",),
         _url_password,
@@ -575,7 +597,9 @@ def _alternation(labels: tuple[str, ...]) -> str:
 _EN_STRONG = r"pass(?:word|wd|phrase)|pwd|secret(?:[ _.\-]?(?:access[ _.\-]?)?key)?"
 _EN_WEAK = (
     r"(?:(?:api|auth|access|refresh|bearer|bot|private|client|account|service|db|database"
-    r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass|token|key|authorization"
+    r"|master|signing|encryption|session|app)[ _.\-]?(?:key|token)|pass(?![a-z])|token"
+    r"|key(?!word|board|stroke|frame|note|chain|space|map|ring|pad|s?[ \t]+(?:in|of|to|and|or)\b)"
+    r"|authorization"
     r"|credentials?)"
 )
 
@@ -724,9 +748,16 @@ def _squeezed(labels: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(label.replace(" ", "") for label in labels)
 
 
+_DIGEST_LABEL = _r(
+    r"sha\d*|md5|hash|digest|checksum|etag|integrity|fingerprint|cache[_.\-]?key|nonce|salt"
+    r"|(?:key|token|secret)[_.\-]?(?:id|ids|name|path|file|type|node|len|length|size|url|ref)(?![a-z])"
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def generic_label(key: str) -> tuple[str, bool]:
-    """The KeywordDetector key for a matched label, and whether the label is strong.
+    """The KeywordDetector key for a matched label, and whether the label is strong
+    (an empty key: a label that names a digest or an identifier, not a secret).
 
     Strong labels map to ``password`` or ``secret``; weak ones to ``api_key``, which
     KeywordDetector also knows, and for which an entropy finding is preferred.
@@ -734,6 +765,8 @@ def generic_label(key: str) -> tuple[str, bool]:
     """
     lowered = re.sub(r"[ \t]+", "_", key.lower().lstrip("-"))
     squeezed = re.sub(r"[ \t_]+", "", lowered)
+    if _DIGEST_LABEL.search(lowered):
+        return "", False  # cache_key, etag, checksum, key_sha256: a digest, never a secret
     if any(label in squeezed for label in _squeezed(PASSWORD_LABELS)):
         return "password", True
     if any(label in squeezed for label in _squeezed(SECRET_LABELS)):

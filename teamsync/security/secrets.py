@@ -186,7 +186,9 @@ def _plan(engine: str | None) -> _Plan:
     per_rule = []
     for anchors in rules_anchors():
         per_rule.append(None if anchors is None else ids(anchors))
-    generic = ids(tuple((kw, True) for kw in GENERIC_KEYWORDS))
+    from teamsync.security._labels import label_words
+
+    generic = ids(tuple((kw, True) for kw in dict.fromkeys(GENERIC_KEYWORDS + label_words())))
     english = ids(tuple((word, True) for word in EN_LABEL_WORDS))
     foreign = ids(tuple((head, True) for head in foreign_label_heads() if head.isascii()))
     table_list, full = list(table), frozenset(english + foreign)
@@ -537,22 +539,43 @@ def _generic_candidates(
     compiled: _Plan,
     inline_allow: bool = False,
 ) -> list[_Candidate]:
+    from teamsync.security import _labels  # only once a generic anchor was found
+
     found: dict[int, tuple[str, str]] = {}
-    lines = _Lines(doc.text)
+    tried: set[int] = set()
+    text = doc.text
+    lines = _Lines(text)
     for match in _generic_line_matches(doc, ids, compiled):
         line_start, line_end = lines.bounds(match.start())
         if line_start in found or line_start in taken_lines:
             continue
+        tried.add(line_start)
         quoted = match.group("qv") is not None
         value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
         if not generic_value_plausible(value) or is_entry_point(value):
             continue
         label, strong = generic_label(match.group("key"))
+        if not label:
+            continue  # a digest's label (cache_key, etag, checksum, key_sha256)
         if not strong and not generic_value_random(value):
+            continue
+        if _labels.echoes_label(match.group("key"), value):
+            continue
+        example = _labels.example_line(text[line_start:line_end])
+        if not _labels.credential_value(value, "password" if strong else "token", example=example):
             continue
         if inline_allow and doc.allowed(line_start, line_end):
             continue
         found[line_start] = (label, value)
+    prose = _labels.reads(doc.path)
+    for line_start, line_end in doc.anchor_spans(ids, 0) if prose else ():  # the label model
+        if line_start in found or line_start in taken_lines:
+            continue
+        for kind, value in _labels.candidates(text[line_start:line_end]):
+            if inline_allow and doc.allowed(line_start, line_end):
+                break
+            found[line_start] = (_labels.DETECTOR_KEYS[kind], value)
+            break
     numbers = doc.line_numbers(list(found))
     return [_Candidate(doc.path, numbers[at], key, value) for at, (key, value) in found.items()]
 

@@ -131,6 +131,21 @@ def test_hyperscan_and_python_engines_give_identical_findings(tmp_path: Path) ->
     assert len(results[0]) > 100
 
 
+@pytest.mark.skipif(not HAS_HYPERSCAN, reason="the hyperscan wheel is not installed here")
+def test_engines_give_identical_offsets_in_every_script() -> None:
+    """Hyperscan reads a non-ASCII text one byte per character (Latin-1, "?" for the rest):
+    its offsets must be the pure-Python engine's, beside letters of every script."""
+    compiled_py, compiled_hs = plan("python"), plan("hyperscan")
+    g = random.Random(11)
+    pieces = ["key", "KEY", "pass", "secret", "token", "AKIA", "ghp_", "://", "@", "sk-",
+              "\u00e9", "\u00c9t\u00e9", "\u212a", "\u0130", "\u017f", "\ud800", "\u2014",
+              "\u5bc6\u7801", "\ube44\ubc00\ubc88\ud638", "\u043f\u0430\u0440\u043e\u043b\u044c",
+              "\u30d1\u30b9\u30ef\u30fc\u30c9", "m\u1eadt kh\u1ea9u", " ", "\n", "=", "x"]  # fmt: skip
+    for _ in range(300):
+        text = "".join(g.choice(pieces) for _ in range(g.randint(1, 60)))
+        assert compiled_hs.finder(text) == compiled_py.finder(text), repr(text)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_threads_scan_at_once(engine: str) -> None:
     """The server scans in several threads: each gets its own Hyperscan scratch space."""

@@ -1,0 +1,520 @@
+"""The label model: a secret named in any language, however it is written, and a value model.
+
+The generic pattern (:func:`teamsync.security.rules.generic_line`) reads the
+assignment shapes (``password: V``, ``DB_PASSWORD=V``, ``비밀번호는 V``). People
+write credentials in other shapes too, and this module reads them on the lines
+the pattern left without a candidate:
+
+- **a label** from :data:`LABELS` (per language, informal and abbreviated forms
+  included: ``pw``, ``pwd``, ``passwd``, ``creds``, ``비번``, ``暗証番号``,
+  ``hasło``, ``kata sandi``, ``كلمة المرور``, ``पासवर्ड``, ``รหัสผ่าน``…),
+  then up to :data:`BRIDGE_WORDS` words between it and the value (``password for
+  the staging admin: V``, ``Mật khẩu của máy chủ X là V``, ``Client Secret
+  (Production): V``), then a separator (``:``, ``=``, a dash, a copula of the
+  language, a particle) or, straight after the label, only a space when the
+  value looks like a credential (``비번 V``, ``passwd V``, ``暗証番号 V``);
+- **value before label** where a language puts it there (``V というパスワード``);
+- **pairs**: ``u: admin p: V``, ``creds: deploy:V``, ``login: user / V``;
+- **command lines**: ``mysql -pV``, ``sshpass -p V``, ``curl -u user:V``,
+  ``redis-cli -a V``;
+- **known shapes beside a provider's or a token word**: a long high-entropy
+  token on a line that names a token, key or secret, or a provider.
+
+Every value goes through one value model (:func:`credential_value`), the same
+for every script: it refuses templates, paths and key-file names, URLs, ids
+(UUIDs, public addresses), hashes under a digest label, placeholders and words,
+and asks a weak label (token, key) for a random-looking value. An ``example:``
+line (in any language) asks every value to be random-looking. The candidates
+go on to detect-secrets like the pattern's, so every language meets the same
+filters.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+from teamsync.security.rules import (
+    _r,
+    caseless_fold,
+    generic_value_plausible,
+    generic_value_random,
+    looks_like_placeholder,
+)
+
+# kind: "password" (strong), "secret" (strong), "token" (weak: needs a random value),
+# "pin" (strong, digits allowed).
+LABELS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
+                     "pass", "login password", "app password"),
+        "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
+                   "credential", "private key"),
+        "token": ("token", "api key", "apikey", "api token", "access key", "auth key",
+                  "token value", "bearer", "pat", "key"),
+        "pin": ("pin", "pin code"),
+    },
+    "vi": {
+        "password": ("mật khẩu", "mat khau", "mk", "pass"),
+        "secret": ("khóa bí mật", "mã bí mật", "bí mật"),
+        "token": ("khóa api", "mã truy cập", "token truy cập", "khóa"),
+        "pin": ("mã pin",),
+    },
+    "ar": {
+        "password": ("كلمة المرور", "كلمة السر", "كلمه المرور", "كلمه السر", "رمز المرور",
+                     "الباسورد", "باسورد", "كلمة مرور"),
+        "secret": ("المفتاح السري", "مفتاح سري", "السر"),
+        "token": ("رمز الوصول", "مفتاح api", "مفتاح الوصول", "التوكن", "توكن", "الرمز المميز",
+                  "المفتاح", "مفتاح"),
+        "pin": ("الرقم السري", "رقم سري", "الرمز السري"),
+    },
+    "hi": {
+        "password": ("पासवर्ड", "कूटशब्द", "पासवर्ड़", "पास वर्ड"),
+        "secret": ("गुप्त कुंजी", "सीक्रेट", "गुप्त"),
+        "token": ("टोकन", "एपीआई कुंजी", "api कुंजी", "एक्सेस टोकन", "कुंजी", "की"),
+        "pin": ("पिन",),
+    },
+    "th": {
+        "password": ("รหัสผ่าน", "พาสเวิร์ด", "รหัส"),
+        "secret": ("คีย์ลับ", "ความลับ", "ซีเคร็ต"),
+        "token": ("โทเค็น", "โทเคน", "คีย์ api", "คีย์"),
+        "pin": ("รหัส pin", "พิน"),
+    },
+    "pl": {
+        "password": ("hasło", "hasła", "haslo", "hasla", "hasłem", "haslem"),
+        "secret": ("sekret", "tajny klucz", "klucz tajny", "dane logowania"),
+        "token": ("token dostępu", "klucz api", "klucz dostępu", "klucz"),
+        "pin": ("kod pin",),
+    },
+    "it": {
+        "password": ("password", "parola d'ordine", "parola chiave", "psw"),
+        "secret": ("chiave segreta", "segreto", "credenziali"),
+        "token": ("token di accesso", "chiave api", "chiave di accesso", "chiave"),
+        "pin": ("codice pin",),
+    },
+    "id": {
+        "password": ("kata sandi", "katasandi", "sandi", "kata laluan"),
+        "secret": ("kunci rahasia", "rahasia", "kredensial"),
+        "token": ("token akses", "kunci api", "kunci akses", "kunci"),
+        "pin": ("kode pin",),
+    },
+    "nl": {
+        "password": ("wachtwoord", "ww", "paswoord"),
+        "secret": ("geheime sleutel", "geheim", "inloggegevens"),
+        "token": ("toegangstoken", "api-sleutel", "api sleutel", "sleutel"),
+        "pin": ("pincode",),
+    },
+    "ko": {
+        "password": ("비밀번호", "비번", "패스워드", "암호", "패스"),
+        "secret": ("비밀 키", "비밀키", "시크릿", "시크릿 키"),
+        "token": ("토큰", "api 키", "api키", "액세스 키", "키"),
+        "pin": ("핀 번호", "핀번호", "pin 번호"),
+    },
+    "ja": {
+        "password": ("パスワード", "パス", "ぱすわーど", "合言葉"),
+        "secret": ("シークレット", "秘密鍵", "秘密キー", "認証情報"),
+        "token": ("トークン", "apiキー", "api キー", "アクセスキー", "キー"),
+        "pin": ("暗証番号", "pin番号", "pinコード"),
+    },
+    "zh": {
+        "password": ("密码", "密碼", "口令"),
+        "secret": ("密钥", "秘钥", "密鑰", "凭证", "憑證"),
+        "token": ("令牌", "访问令牌", "api密钥", "api 密钥", "token"),
+        "pin": ("pin码", "pin 码"),
+    },
+    "de": {
+        "password": ("passwort", "kennwort", "pw"),
+        "secret": ("geheimnis", "geheimer schlüssel", "zugangsdaten"),
+        "token": ("zugriffstoken", "api-schlüssel", "schlüssel"),
+        "pin": ("pin",),
+    },
+    "fr": {
+        "password": ("mot de passe", "mdp"),
+        "secret": ("clé secrète", "secret", "identifiants"),
+        "token": ("jeton", "jeton d'accès", "clé api", "clé d'api", "clé"),
+        "pin": ("code pin",),
+    },
+    "es": {
+        "password": ("contraseña", "contrasena", "clave", "pass"),
+        "secret": ("clave secreta", "secreto", "credenciales"),
+        "token": ("token de acceso", "clave de api", "clave api"),
+        "pin": ("pin",),
+    },
+    "pt": {
+        "password": ("senha",),
+        "secret": ("chave secreta", "segredo", "credenciais"),
+        "token": ("token de acesso", "chave de api", "chave da api", "chave api"),
+        "pin": ("pin",),
+    },
+    "tr": {
+        "password": ("şifre", "şifresi", "sifre", "parola", "parolası"),
+        "secret": ("gizli anahtar", "gizli"),
+        "token": ("erişim tokenı", "api anahtarı", "anahtar"),
+        "pin": ("pin",),
+    },
+    "ru": {
+        "password": ("пароль", "пароля", "паролем", "пасс"),
+        "secret": ("секрет", "секретный ключ"),
+        "token": ("токен", "токен доступа", "ключ api", "ключ"),
+        "pin": ("пин-код", "пин"),
+    },
+}  # fmt: skip
+
+STRONG = frozenset({"password", "secret", "pin"})
+DETECTOR_KEYS = {"password": "password", "pin": "password", "secret": "secret", "token": "api_key"}
+"""The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
+BRIDGE_WORDS = 5
+"""Words a label may reach across to its separator (``password for the staging admin:``)."""
+
+
+def label_words() -> tuple[str, ...]:
+    """A literal of each label the anchor pass must find (lower case; its longest word)."""
+    words = set()
+    for kinds in LABELS.values():
+        for labels in kinds.values():
+            for label in labels:
+                words.add(max(label.split(" "), key=len).lower())
+    words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login"}
+    words |= set(PROVIDERS)
+    return tuple(sorted(words))
+
+
+def _is_unspaced(label: str) -> bool:
+    """Scripts written without spaces between words: Han, kana, Hangul, Thai."""
+    return any(
+        "\u3040" <= c <= "\u30ff"
+        or "\u3400" <= c <= "\u9fff"
+        or "\uac00" <= c <= "\ud7af"
+        or "\u0e00" <= c <= "\u0e7f"
+        for c in label
+    )
+
+
+_COPULAS = (
+    r"is|was|are|were|be|=|equals|set\s+to|became|becomes|now|"  # en
+    r"là|la|ist|lautet|war|est|était|es|era|é|è|sono|e|adalah|ialah|yaitu|yakni|jest|to|"
+    r"brzmi|wynosi|is|luidt|zijn|هي|هو|ke|है|हैं|था|คือ|เป็น|是|为|為|は|が|:|—|–|-|->|→"
+)
+_PARTICLES = r"(?:는|은|이|가|를|을|의|는요|是|为|為|は|が|を|の|で|も|คือ|เป็น|：|:)"
+_SEP = (
+    r"(?P<sep>[ \t]*(?:\(|\[)?[^\S\n]*(?::=|=>|[:=：＝]|->|→|[-–—](?=[ \t]))[ \t]*"
+    r"|[ \t]+(?:" + _COPULAS + r")(?![\w])[ \t]*[:：]?[ \t]*"
+    r"|" + _PARTICLES + r"[ \t]*(?:" + _COPULAS + r")?[ \t]*"
+    r")"
+)
+_VALUE = (
+    r"(?:(?P<q>[\"'`“「『‘])(?P<qv>[^\"'`”」』’\n]{4,200})[\"'`”」』’]"
+    r"|(?P<uv>(?:(?![\"'`,;()\[\]{}<>])[!-~]){4,200}))"
+)
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching any of ``words`` that ``re`` walks letter by letter (a trie), longest
+    first; a space in a label matches one optional blank, dash or underscore."""
+    root: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:  # type: ignore[type-arg]
+        branches = []
+        for char in sorted((c for c in node if c), key=lambda c: -_depth(node[c])):
+            head = r"[ \t\-_]?" if char == " " else re.escape(char)
+            branches.append(head + emit(node[char]))
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return emit(root)
+
+
+def _depth(node: dict) -> int:  # type: ignore[type-arg]
+    return 1 + max((_depth(child) for child in node.values()), default=0)
+
+
+def _label_alternation() -> tuple[str, dict[str, str]]:
+    """The labels as one pattern over the caseless fold of a line, and each label's kind."""
+    kinds: dict[str, str] = {}
+    for table in LABELS.values():
+        for kind, labels in table.items():
+            for label in labels:
+                kinds.setdefault(re.sub(r"[ \t\-_]+", " ", caseless_fold(label)), kind)
+    spaced = [label for label in kinds if not _is_unspaced(label)]
+    unspaced = [label for label in kinds if _is_unspaced(label)]
+    return (
+        r"(?<![^\W_])(?:" + _trie(spaced) + r")(?![^\W\d_])|(?:" + _trie(unspaced) + ")",
+        kinds,
+    )
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], dict[str, str], re.Pattern[str]]:
+    alternation, kinds = _label_alternation()
+    label = re.compile(r"(?P<label>" + alternation + r")")
+    after = re.compile(
+        r"(?i)(?P<bridge>(?:[ \t]*\([^()\n]{1,40}\)|[ \t]+(?!(?:" + _COPULAS + r")(?!\w))"
+        r"[^\s:=：＝\"'`]{1,30}){0," + str(BRIDGE_WORDS) + r"}?)" + _SEP + _VALUE
+    )
+    return label, kinds, after
+
+
+_BARE = _r(
+    r"[ \t]+(?:(?P<q>[\"'`“「『])(?P<qv>[^\"'`”」』\n]{6,200})[\"'`”」』]"
+    r"|(?P<uv>(?:(?![\"'`,;()\[\]{}<>])[!-~]){6,200}))"
+)
+_BEFORE = _r(
+    r"(?P<uv>[!-~]{6,200})[ \t]*(?:という|っていう|って|이라는|라는|은|는)[ \t]*"
+    r"(?:パスワード|暗証番号|トークン|シークレット|비밀번호|비번|패스워드|토큰)"
+)
+_PAIR = _r(
+    r"(?i)(?<![\w])(?:u|user|usr|username|login|id)[ \t]*[:=][ \t]*[^\s:=]{1,64}[ \t,;|/]+"
+    r"(?:p|pw|pwd|pass|passwd|password)[ \t]*[:=][ \t]*(?P<uv>[!-~]{4,200})"
+)
+_CLI = _r(
+    r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
+    r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
+    r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"@]+)"
+    r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+))"
+)
+_TOKEN_RUN = _r(r"(?<![\w\-./+=])(?P<uv>[A-Za-z0-9_\-]{32,128})(?![\w\-./+=])")
+PROVIDERS: tuple[str, ...] = (
+    "n8n", "airtable", "notion", "openrouter", "replicate", "mailchimp", "hubspot", "brevo",
+    "pipedrive", "clickup", "vercel", "netlify", "cloudflare", "supabase", "firebase", "heroku",
+    "railway", "gohighlevel", "ghl", "zapier", "twilio", "sendgrid", "mailgun", "postmark",
+    "resend", "elevenlabs", "deepgram", "pinecone", "cohere", "mistral", "groq", "perplexity",
+    "gemini", "apify", "serpapi", "vapi", "bearer",
+)  # fmt: skip
+"""Providers whose tokens have no fixed prefix: a long random run beside the name is one."""
+_TOKEN_WORDS = _r(
+    r"(?i)(?:api|token|secret|bearer|auth|key|credential|access|pat)(?![a-z])|"
+    + "|".join(PROVIDERS)
+)
+_DIGEST_WORDS = _r(
+    r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|checksum|etag|e-tag|integrity|commit|fingerprint"
+    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev)"
+    r"(?![a-z])"
+)
+_EXAMPLE = _r(
+    r"(?i)^[\s>*#/\-+|`]*(?:example|examples|e\.g\.|eg|for example|sample|demo|예|예시|例|例如|示例"
+    r"|ví dụ|beispiel|exemple|ejemplo|esempio|voorbeeld|przykład|contoh|مثال|उदाहरण|ตัวอย่าง"
+    r"|örnek|пример|exemplo)\b[ \t]*[:：]?"
+)
+_NOT_SECRET_LABEL_TAIL = _r(
+    r"(?i)^[ \t_\-.]?(?:id|ids|name|names|path|file|files|type|length|len|size|count|index|ref"
+    r"|url|uri|field|column|attr|prefix|policy|policies|rotation|expiry|expires|manager|store"
+    r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
+)
+_HEX = _r(r"[0-9a-fA-F]+")
+_UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+")
+_KWARG = _r(r"[a-z_]{3,}=(?:[a-z_]+|\d+|True|False|None)")
+_PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
+_TEMPLATE = _r(
+    r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
+    r"|#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@|^\$\w|\$\{|\{|\}|<|>"
+    r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|&(?:lt|gt|amp|quot|#\d+);"
+)
+_KEY_FILE = _r(
+    r"(?i)\.(?:pem|key|p12|pfx|ppk|jks|keystore|crt|cer|pub|json|kdbx|env|txt|ya?ml|conf|cfg"
+    r"|ini|sh|py|js|ts|md)$"
+)
+_DOC_VALUES = frozenset(
+    {"hunter2", "password1", "password123", "passw0rd", "test123", "secret123", "changeit",
+     "letmein", "qwerty123", "foobar", "abc123", "pass123", "pass1234", "mypassword",
+     "123456", "12345678", "admin123"}
+)  # fmt: skip
+_DOC_STEMS = _r(
+    r"(?i)(?:password|passwd|secret|test|demo|sample|foo|bar|baz|dummy|fake)\d{0,4}[!.]?"
+)
+
+
+def example_line(line: str) -> bool:
+    """A line that gives an example (``example: password=hunter2``, ``예: …``)."""
+    return _EXAMPLE.match(line) is not None
+
+
+def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
+    """Whether ``value`` can be a credential under a label of ``kind`` (the value model).
+
+    The same for every script: a template, a path or key-file name, a URL, an id
+    (a UUID, a public ``0x`` address), a hash without a secret label, a placeholder
+    or a word is not a credential; a weak label (``token``) or an example line asks
+    for a random-looking value.
+    """
+    if not 4 <= len(value) <= 200 or not value.isascii() or not value.isprintable():
+        return False
+    if any(c.isspace() or c in "()[]{}<>\"'`" for c in value) or _TEMPLATE.search(value):
+        return False
+    if kind == "pin" and value.isdigit():
+        return 4 <= len(value) <= 12 and len(set(value)) > 2
+    if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value):
+        return False  # Accept-Encoding, SCHEMATHESIS-INVALID-VALUE, verbosity=0
+    lowered = value.lower()
+    if lowered in _DOC_VALUES or _DOC_STEMS.fullmatch(value):
+        return False
+    if "password" in lowered or "secret" in lowered or "passwd" in lowered:
+        return False  # password1, a%20secret, rest-of-my-password: the label, not a value
+    if value.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", value):
+        return False
+    if _KEY_FILE.search(value) or "://" in value:
+        return False
+    if _UUID.search(value) and not (kind == "token" and _PREFIXED_UUID.fullmatch(value)):
+        return False  # an id; ``pit-<uuid>`` (a prefixed token) is a key
+    if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
+        return False  # a public address
+    if "@" in value and re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value):
+        return False  # an e-mail address
+    if re.search(r"&[A-Za-z_]\w{2,}=", value) or _camel_words(value):
+        return False  # a query string; words in CamelCase (IAmSensitive)
+    if value.isdigit() and len(value) < 12:
+        return False
+    if _PREFIXED_UUID.fullmatch(value):
+        return kind == "token"
+    if not generic_value_plausible(value) and not (kind in STRONG and _short_password(value)):
+        return False
+    if kind not in STRONG or example:
+        if _HEX.fullmatch(value) and kind not in STRONG:
+            return False
+        return generic_value_random(value)
+    return not looks_like_placeholder(value)
+
+
+def _camel_words(value: str) -> bool:
+    """Letters only, in CamelCase words (``IAmSensitiveBytes``), not random mixed case."""
+    if not value.isalpha() or value.islower() or value.isupper():
+        return False
+    humps = re.findall(r"[A-Z][a-z]*|[a-z]+", value)
+    long = sum(len(h) >= 3 for h in humps)
+    return long >= 2 and sum(len(h) < 3 for h in humps) <= 2
+
+
+def echoes_label(key: str, value: str) -> bool:
+    """The value repeats the label's words (``PKCS8_PRIV_KEY_INFO = pkcs8_priv_key_info_st``)."""
+    words = {w for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3}
+    mine = [w for w in re.split(r"[^a-z]+", value.lower()) if len(w) >= 3]
+    return len(mine) >= 2 and sum(w in words for w in mine) >= 2
+
+
+def _short_password(value: str) -> bool:
+    """6-15 characters, digits or symbols among letters: a password, not a word."""
+    if not 6 <= len(value) <= 15 or not any(c.isalpha() for c in value):
+        return False
+    classes = sum(
+        (any(c.islower() for c in value), any(c.isupper() for c in value),
+         any(c.isdigit() for c in value), any(not c.isalnum() for c in value))
+    )  # fmt: skip
+    return classes >= 3 and not value.startswith(("$", "%", "{", "<", "@", "("))
+
+
+_TRAIL = ".,;:!?)]}»」』”’"
+
+
+def _clean(value: str, quoted: bool) -> str:
+    if quoted:
+        return value.strip()
+    value = value.rstrip(_TRAIL)
+    return value[:-1] if value.endswith(("'", '"', "`")) else value
+
+
+def _split_pair(value: str, rest: str) -> str:
+    """``user:V`` (creds) or ``user / V`` (the next words): the secret half."""
+    if ":" in value and not value.startswith(":"):
+        head, _, tail = value.partition(":")
+        if re.fullmatch(r"[\w.+\-@]{1,64}", head) and tail:
+            return tail
+    pair = re.match(r"[ \t]*/[ \t]*(?:[\"'`](?P<qv>[^\"'`\n]+)[\"'`]|(?P<uv>[!-~]{4,200}))", rest)
+    if pair is not None and re.fullmatch(r"[\w.+\-@]{1,64}", value):
+        return _clean(pair.group("qv") or pair.group("uv"), pair.group("qv") is not None)
+    return value
+
+
+CODE_SUFFIXES = frozenset(
+    {".py", ".pyi", ".pyx", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java",
+     ".kt", ".scala", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".swift", ".m",
+     ".lua", ".pl", ".r", ".jl", ".dart", ".ex", ".exs", ".clj", ".hs", ".ml", ".vue", ".svelte"}
+)  # fmt: skip
+"""Source code: its assignments are the pattern's business; the label model reads prose
+(memory, notes, docs, configs, shell), where credentials are written as people talk."""
+
+
+def reads(path: str) -> bool:
+    """Whether the label model reads a file at ``path`` (everything but source code)."""
+    dot = path.rfind(".")
+    return dot < 0 or path.rfind("/") > dot or path[dot:].lower() not in CODE_SUFFIXES
+
+
+def candidates(line: str) -> Iterator[tuple[str, str]]:
+    """(kind, value) for each credential the label model reads on ``line``."""
+    example = example_line(line)
+    label_re, kinds, after = _patterns()
+    lowered = line.lower()
+    cli = any(word in lowered for word in ("mysql", "mariadb", "sshpass", "curl", "redis-cli"))
+    for match in _CLI.finditer(line) if cli else ():
+        raw = next(g for g in match.groups() if g is not None)
+        quoted = raw[:1] in "'\"" and raw[-1:] == raw[:1]
+        value = raw[1:-1] if quoted else raw
+        if credential_value(value, "password", example=example) or _short_password(value):
+            yield "password", value
+            return
+    paired = any(part in lowered for part in ("u:", "u=", "user:", "user=", "name:", "login:"))
+    for match in _PAIR.finditer(line) if paired else ():
+        value = _clean(match.group("uv"), False)
+        if credential_value(value, "password", example=example):
+            yield "password", value
+            return
+    for match in _BEFORE.finditer(line) if not line.isascii() else ():
+        value = _clean(match.group("uv"), False)
+        if credential_value(value, "password", example=example):
+            yield "password", value
+            return
+    for match in label_re.finditer(caseless_fold(line)):  # (the fold keeps every offset)
+        kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
+        end = match.end()
+        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
+            continue
+        found = after.match(line, end)
+        if found is not None:
+            quoted = found.group("qv") is not None
+            value = _clean(found.group("qv") or found.group("uv"), quoted)
+            value = _split_pair(value, line[found.end() :])
+        else:
+            bare = _BARE.match(line, end)
+            if bare is None or kind not in STRONG:
+                continue
+            quoted = bare.group("qv") is not None
+            value = _clean(bare.group("qv") or bare.group("uv"), quoted)
+            pin = kind == "pin" and value.isdigit()
+            if not (_short_password(value) or generic_value_random(value) or pin):
+                continue
+        if credential_value(value, kind, example=example):
+            yield kind, value
+            return
+    for match in _TOKEN_RUN.finditer(line):
+        value = match.group("uv")
+        rest = line[: match.start()] + " " + line[match.end() :]
+        if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
+            yield "token", value
+            return
+
+
+def _digest_label(line: str, start: int, end: int) -> bool:
+    """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret."""
+    head = line[max(0, start - 12) : end + 12]
+    return _DIGEST_WORDS.search(head) is not None
+
+
+def _provider_token(value: str) -> bool:
+    """A bare token beside a token word or a provider's name: long, mixed and random."""
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    if _HEX.fullmatch(value) or looks_like_placeholder(value):
+        return False  # bare hex is a digest far more often than a key
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    from teamsync.security.rules import _entropy
+
+    return _entropy(value) >= 4.0
