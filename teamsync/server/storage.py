@@ -6,8 +6,9 @@ transactional algorithm (:mod:`teamsync.server.storage_sql`):
 and :class:`~teamsync.server.storage_postgres.PostgresStorage` (several server
 replicas on one database). :func:`open_storage` picks one from a URL.
 
-A repository's *store checksum* is deterministic: sha256 over the sorted
-``(key, entry checksum)`` pairs of its live entries (:func:`store_checksum`).
+A repository's *store checksum* is deterministic and order-free: sha256 of the
+sum of one element per live ``(key, entry checksum)`` (:func:`store_checksum`),
+so a write updates it from a running digest in O(changed keys).
 """
 
 from __future__ import annotations

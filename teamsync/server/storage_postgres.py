@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 POOL_SIZE = 16
 POOL_WAIT_S = 30.0
 SCHEMA_LOCK = 7_272_737
+LOCK_TIMEOUT = "SET LOCAL lock_timeout = '30s'"
 
 
 def _pg(sql: str) -> str:
@@ -48,6 +49,7 @@ class PostgresStorage(SqlStorage):
     serial = "BIGSERIAL PRIMARY KEY"
     real = "DOUBLE PRECISION"
     lock_suffix = " FOR UPDATE"
+    binary = ' COLLATE "C"'
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
         try:
@@ -69,6 +71,7 @@ class PostgresStorage(SqlStorage):
             tx.q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
             for stmt in self._schema():
                 tx.q(stmt)
+            self._upgrade(tx)
 
     def _connect(self) -> psycopg.Connection[Row]:
         import psycopg
@@ -99,6 +102,8 @@ class PostgresStorage(SqlStorage):
         with self._checkout() as conn:
             try:
                 conn.execute(begin)
+                if write:  # a writer queued on a repository's row lock gives up (503) in time
+                    conn.execute(LOCK_TIMEOUT)
                 yield _Tx(conn)
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
