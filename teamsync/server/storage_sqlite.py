@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,44 @@ from teamsync.errors import ConfigError, ServerError
 from teamsync.server.storage_sql import Row, SqlStorage
 
 BUSY_TIMEOUT_MS = 30_000
+WRITER_WAIT_S = 30.0
+"""Longest a write waits for the process's writer queue (then 503 with ``Retry-After``)."""
+
+
+class FairLock:
+    """A lock that serves waiters in arrival order, with a deadline.
+
+    ``threading.Lock`` wakes an arbitrary waiter, so under contention one writer
+    can lose the race again and again; here the releasing thread hands the lock
+    to the oldest waiter directly.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._waiters: deque[threading.Event] = deque()
+        self._held = False
+
+    def acquire(self, timeout: float) -> bool:
+        with self._mutex:
+            if not self._held and not self._waiters:
+                self._held = True
+                return True
+            turn = threading.Event()
+            self._waiters.append(turn)
+        if turn.wait(timeout):
+            return True
+        with self._mutex:
+            if turn.is_set():  # handed over just as the wait ran out
+                return True
+            self._waiters.remove(turn)
+            return False
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().set()  # ownership passes on; still held
+            else:
+                self._held = False
 
 
 class _Tx:
@@ -44,11 +83,12 @@ class SqliteStorage(SqlStorage):
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
-        self._writer = threading.Lock()
+        self._writer = FairLock()
         self._create_file()
         with self._tx(write=True) as tx:
             for stmt in self._schema():
                 tx.q(stmt)
+            self._upgrade(tx)
 
     def _create_file(self) -> None:
         try:
@@ -81,11 +121,17 @@ class SqliteStorage(SqlStorage):
         if not write:
             yield from self._run(write=False)
             return
-        # Writers queue on a process-local lock first: SQLite's busy handler polls with
-        # growing sleeps, which is unfair and spikes tail latency under contention.
+        # Writers queue on a process-local FIFO lock first: SQLite's busy handler polls
+        # with growing sleeps, which is unfair and spikes tail latency under contention.
         # BEGIN IMMEDIATE still serializes against other processes on the same file.
-        with self._writer:
+        if not self._writer.acquire(WRITER_WAIT_S):
+            raise ServerError(
+                f"SQLite database {self.path}: writers queued over {WRITER_WAIT_S:.0f} s"
+            )
+        try:
             yield from self._run(write=True)
+        finally:
+            self._writer.release()
 
     def _run(self, *, write: bool) -> Iterator[_Tx]:
         try:
