@@ -13,10 +13,10 @@ so a write updates it from a running digest in O(changed keys).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from teamsync.errors import ConfigError
 from teamsync.limits import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
@@ -24,6 +24,7 @@ from teamsync.wire import EMPTY_CHECKSUM as EMPTY_CHECKSUM
 from teamsync.wire import store_checksum as store_checksum
 
 SQLITE_NAME = "server.sqlite3"
+Row = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,19 @@ class RepoState:
     updated_at: Mapping[str, float]
     entries: Mapping[str, str] | None = None
     """key -> content; None when loaded without contents."""
+
+
+class Listing(Protocol):
+    """One repository's live rows, read in one transaction that stays open until
+    :meth:`close`: the head it names and the pages are one version."""
+
+    head: Head
+
+    def pages(self, column: Literal["content", "checksum", "updated_at"]) -> Iterator[list[Row]]:
+        """``(key, value)`` pairs of every live key in key order, a bounded page at a time."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -129,6 +143,11 @@ class Storage(Protocol):
         ...
 
     def state(self, repo: str, *, contents: bool) -> RepoState | None: ...
+
+    def listing(self, repo: str) -> Listing | None:
+        """A streamed read of every live row (memory bounded by a page, not the store);
+        None when the repository holds nothing yet. The caller closes it."""
+        ...
 
     def entries(self, repo: str, keys: Sequence[str]) -> RepoState | None:
         """The head and the live entries among ``keys`` (with contents), reading only those."""

@@ -10,8 +10,9 @@ is created under a transaction-scoped advisory lock (replicas may start together
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 from teamsync.errors import MissingExtra, ServerError
@@ -26,6 +27,9 @@ POOL_SIZE = 16
 POOL_WAIT_S = 30.0
 SCHEMA_LOCK = 7_272_737
 LOCK_TIMEOUT = "SET LOCAL lock_timeout = '30s'"
+
+
+_cursors = itertools.count()
 
 
 def _pg(sql: str) -> str:
@@ -43,6 +47,13 @@ class _Tx:
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         with self.conn.cursor() as cur:
             cur.executemany(_pg(sql), rows)
+
+    def stream(self, sql: str, params: Sequence[object], size: int) -> Iterator[list[Row]]:
+        # a server-side cursor: rows come over in pages, never the whole result at once
+        with self.conn.cursor(name=f"ts_page_{next(_cursors)}") as cur:
+            cur.execute(_pg(sql), params)
+            while rows := cur.fetchmany(size):
+                yield rows
 
 
 class PostgresStorage(SqlStorage):
@@ -113,6 +124,9 @@ class PostgresStorage(SqlStorage):
             except BaseException:
                 _rollback(conn)
                 raise
+
+    def _read_apart(self) -> AbstractContextManager[_Tx]:
+        return self._tx(write=False)  # a pooled connection is not tied to a thread
 
     def close(self) -> None:
         self._pool.close()

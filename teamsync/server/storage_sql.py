@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import abc
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from teamsync._version import __version__
 from teamsync.security.keys import clashes_with, fold_key
@@ -122,6 +122,30 @@ class Tx(Protocol):
 
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
 
+    def stream(self, sql: str, params: Sequence[object], size: int) -> Iterator[list[Row]]:
+        """The rows of ``sql`` in pages of ``size``, never all at once (a server-side
+        cursor where the database has one)."""
+        ...
+
+
+PAGE_ROWS = {"content": 32, "checksum": 2000, "updated_at": 2000}
+"""Rows per page of a streamed listing: contents are up to 250,000 bytes each."""
+
+
+class SqlListing:
+    """:class:`~teamsync.server.storage.Listing` over an open read transaction."""
+
+    def __init__(self, head: Head, repo_id: int, tx: Tx, done: Callable[[], None]) -> None:
+        self.head, self._repo_id, self._tx, self._done = head, repo_id, tx, done
+
+    def pages(self, column: Literal["content", "checksum", "updated_at"]) -> Iterator[list[Row]]:
+        sql = f"SELECT key, {column} FROM ts_entries WHERE repo_id = ? AND deleted = 0 ORDER BY key"
+        yield from self._tx.stream(sql, (self._repo_id,), PAGE_ROWS[column])
+
+    def close(self) -> None:
+        done, self._done = self._done, lambda: None
+        done()
+
 
 def check_request(
     req: WriteRequest,
@@ -186,6 +210,24 @@ class SqlStorage(abc.ABC):
     @abc.abstractmethod
     def _tx(self, *, write: bool) -> AbstractContextManager[Tx]:
         """A transaction; ``write`` ones serialize against each other."""
+
+    @abc.abstractmethod
+    def _read_apart(self) -> AbstractContextManager[Tx]:
+        """A read transaction on a connection of its own, which may outlive the thread that
+        opened it (a streamed listing is read a page at a time from pool threads)."""
+
+    def listing(self, repo: str) -> SqlListing | None:
+        stack = ExitStack()
+        try:
+            tx = stack.enter_context(self._read_apart())
+            head = _repo_head(tx, repo)
+        except BaseException:
+            stack.close()
+            raise
+        if head is None:
+            stack.close()
+            return None
+        return SqlListing(head[1], head[0], tx, stack.close)
 
     def _schema(self) -> list[str]:
         ddl = SCHEMA.format(serial=self.serial, real=self.real, binary=self.binary)
