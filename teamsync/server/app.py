@@ -141,7 +141,9 @@ def _repo(raw: str) -> str | JSONResponse:
 
 def create_app(config: ServerConfig, *, storage: Storage | None = None) -> FastAPI:
     """The app over ``config.db_url`` (or an already open ``storage``, closed at shutdown)."""
-    store = storage if storage is not None else open_storage(config.db_url)
+    store = (
+        storage if storage is not None else open_storage(config.db_url, pool_size=config.pool_size)
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

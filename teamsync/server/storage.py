@@ -189,8 +189,9 @@ def redact_url(url: str) -> str:
     return f"{scheme}://{user}:***@{host}"
 
 
-def open_storage(url: str) -> Storage:
-    """``sqlite:///path`` (``sqlite:///:memory:`` for tests) or ``postgresql://…``."""
+def open_storage(url: str, *, pool_size: int | None = None) -> Storage:
+    """``sqlite:///path`` (``sqlite:///:memory:`` for tests) or ``postgresql://…``
+    (``pool_size``: the most connections this process opens, None for the default)."""
     if url.startswith("sqlite:///"):
         from teamsync.server.storage_sqlite import SqliteStorage
 
@@ -198,7 +199,9 @@ def open_storage(url: str) -> Storage:
     if url.startswith(("postgresql://", "postgres://")):
         from teamsync.server.storage_postgres import PostgresStorage
 
-        return PostgresStorage(url)
+        return (
+            PostgresStorage(url) if pool_size is None else PostgresStorage(url, pool_size=pool_size)
+        )
     raise ConfigError(
         f"unsupported database URL {redact_url(url)!r}: use sqlite:///PATH or postgresql://…"
     )
