@@ -61,6 +61,10 @@ Row = tuple[Any, ...]
 FOLDING = f"teamsync {__version__}, Unicode {unicodedata.unidata_version}"
 """What built the ``folded`` column: :func:`~teamsync.security.keys.fold_key` may change
 with either; the column is then re-folded at startup (:meth:`SqlStorage._upgrade`)."""
+LIVE = "+deleted = 0"
+"""Live rows, as a filter only: the unary plus keeps SQLite from choosing the
+``(repo_id, deleted)`` index, which is every live row of the repository, over the
+key or folded-key index a lookup means."""
 IN_CHUNK = 500
 """Keys per ``IN (…)`` list (well under SQLite's and PostgreSQL's parameter limits)."""
 
@@ -139,7 +143,7 @@ class SqlListing:
         self.head, self._repo_id, self._tx, self._done = head, repo_id, tx, done
 
     def pages(self, column: Literal["content", "checksum", "updated_at"]) -> Iterator[list[Row]]:
-        sql = f"SELECT key, {column} FROM ts_entries WHERE repo_id = ? AND deleted = 0 ORDER BY key"
+        sql = f"SELECT key, {column} FROM ts_entries WHERE repo_id = ? AND {LIVE} ORDER BY key"
         yield from self._tx.stream(sql, (self._repo_id,), PAGE_ROWS[column])
 
     def close(self) -> None:
@@ -269,9 +273,7 @@ class SqlStorage(abc.ABC):
             if head is None:
                 return None
             repo_id, current = head
-            rows = _rows_for(
-                tx, "key, checksum, updated_at, content", "deleted = 0", repo_id, wanted
-            )
+            rows = _rows_for(tx, "key, checksum, updated_at, content", LIVE, repo_id, wanted)
         return RepoState(
             head=current,
             checksums={r[0]: r[1] for r in rows},
@@ -340,10 +342,10 @@ class SqlStorage(abc.ABC):
              for depth in range(1, len(parts) + 1)}
         )  # fmt: skip
         col = "folded" + self.binary
-        found = _rows_for(tx, "key", "deleted = 0", repo_id, exact, column=col)
+        found = _rows_for(tx, "key", LIVE, repo_id, exact, column=col)
         for fold in sorted(folds):  # keys below it, as a folder: fold + "/" <= x < fold + "0"
             found += tx.q(
-                f"SELECT key FROM ts_entries WHERE repo_id = ? AND deleted = 0 AND {col} >= ?"
+                f"SELECT key FROM ts_entries WHERE repo_id = ? AND {LIVE} AND {col} >= ?"
                 f" AND {col} < ?",
                 (repo_id, fold + "/", fold + "0"),
             )
@@ -361,7 +363,7 @@ class SqlStorage(abc.ABC):
         )
         with self._tx(write=True) as tx:
             head = self._lock_repo(tx, repo)
-            rows = _rows_for(tx, "key, checksum", "deleted = 0", head.repo_id, named)
+            rows = _rows_for(tx, "key, checksum", LIVE, head.repo_id, named)
             live = {str(r[0]): str(r[1]) for r in rows}
 
             def neighbours(new: Sequence[str]) -> list[str]:
@@ -381,7 +383,10 @@ class SqlStorage(abc.ABC):
             _store_head(
                 tx, head.repo_id, version, new_sum, now, digest, len(live) - len(before) + head.live
             )
-            last = tx.q("SELECT MAX(id) FROM ts_history WHERE repo_id = ?", (head.repo_id,))
+            last = tx.q(  # the index's last row (MAX() with a WHERE scans the repository)
+                "SELECT id FROM ts_history WHERE repo_id = ? ORDER BY id DESC LIMIT 1",
+                (head.repo_id,),
+            )
             tx.q(
                 "INSERT INTO ts_serials (repo_id, version, history_id) VALUES (?, ?, ?)",
                 (head.repo_id, version, last[0][0]),
