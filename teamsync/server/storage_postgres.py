@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 from teamsync.errors import MissingExtra, ServerError
+from teamsync.server.fairlock import WRITER_WAIT_S, KeyedLocks
 from teamsync.server.storage import redact_url
 from teamsync.server.storage_sql import Row, SqlStorage
 
@@ -69,6 +70,7 @@ class PostgresStorage(SqlStorage):
         except ImportError as exc:
             raise MissingExtra("psycopg", "postgres", "PostgreSQL storage") from exc
         self.url = url
+        self._queues = KeyedLocks()
         self._connect().close()  # a wrong URL or a database that is down fails here, fast
         self._pool: psycopg_pool.ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
             url,
@@ -124,6 +126,19 @@ class PostgresStorage(SqlStorage):
             except BaseException:
                 _rollback(conn)
                 raise
+
+    @contextmanager
+    def _write_queue(self, repo: str) -> Iterator[None]:
+        """Writers of one repository queue here, in arrival order, before taking a
+        connection: queued on the row lock instead, each would hold a pooled
+        connection, and a busy repository would leave none for the reads."""
+        lock = self._queues.get(repo)
+        if not lock.acquire(WRITER_WAIT_S):
+            raise ServerError(f"writers to {repo} queued over {WRITER_WAIT_S:.0f} s")
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _read_apart(self) -> AbstractContextManager[_Tx]:
         return self._tx(write=False)  # a pooled connection is not tied to a thread

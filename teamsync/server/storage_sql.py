@@ -31,7 +31,7 @@ from __future__ import annotations
 import abc
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -215,6 +215,10 @@ class SqlStorage(abc.ABC):
     def _tx(self, *, write: bool) -> AbstractContextManager[Tx]:
         """A transaction; ``write`` ones serialize against each other."""
 
+    def _write_queue(self, repo: str) -> AbstractContextManager[object]:
+        """Where a write to ``repo`` waits before its transaction (nothing by default)."""
+        return nullcontext()
+
     @abc.abstractmethod
     def _read_apart(self) -> AbstractContextManager[Tx]:
         """A read transaction on a connection of its own, which may outlive the thread that
@@ -361,7 +365,7 @@ class SqlStorage(abc.ABC):
         named = sorted(
             set(request.upserts) | set(request.deletes) | set(request.base_checksums or ())
         )
-        with self._tx(write=True) as tx:
+        with self._write_queue(repo), self._tx(write=True) as tx:
             head = self._lock_repo(tx, repo)
             rows = _rows_for(tx, "key, checksum", LIVE, head.repo_id, named)
             live = {str(r[0]): str(r[1]) for r in rows}

@@ -13,53 +13,15 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from teamsync.errors import ConfigError, ServerError
+from teamsync.server.fairlock import WRITER_WAIT_S, FairLock
 from teamsync.server.storage_sql import Row, SqlStorage
 
 BUSY_TIMEOUT_MS = 30_000
-WRITER_WAIT_S = 30.0
-"""Longest a write waits for the process's writer queue (then 503 with ``Retry-After``)."""
-
-
-class FairLock:
-    """A lock that serves waiters in arrival order, with a deadline.
-
-    ``threading.Lock`` wakes an arbitrary waiter, so under contention one writer
-    can lose the race again and again; here the releasing thread hands the lock
-    to the oldest waiter directly.
-    """
-
-    def __init__(self) -> None:
-        self._mutex = threading.Lock()
-        self._waiters: deque[threading.Event] = deque()
-        self._held = False
-
-    def acquire(self, timeout: float) -> bool:
-        with self._mutex:
-            if not self._held and not self._waiters:
-                self._held = True
-                return True
-            turn = threading.Event()
-            self._waiters.append(turn)
-        if turn.wait(timeout):
-            return True
-        with self._mutex:
-            if turn.is_set():  # handed over just as the wait ran out
-                return True
-            self._waiters.remove(turn)
-            return False
-
-    def release(self) -> None:
-        with self._mutex:
-            if self._waiters:
-                self._waiters.popleft().set()  # ownership passes on; still held
-            else:
-                self._held = False
 
 
 class _Tx:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from teamsync.server.storage_sqlite import FairLock
+from teamsync.server.fairlock import FairLock
 
 
 def _queued(lock: FairLock, n: int) -> None:
