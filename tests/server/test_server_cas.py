@@ -74,7 +74,7 @@ def test_writers_of_different_keys_never_refuse_each_other(storage: Storage) -> 
         assert isinstance(stale, PreconditionFailed) and stale.keys == ["a.md"]
         mine.close()
         theirs.close()
-    state = storage.state("acme/widgets", contents=True)
+        state = storage.state("acme/widgets", contents=True)  # the app closes it at shutdown
     assert state is not None
     assert state.entries == {"a.md": "one, edited\n", "b.md": "two\n"}
     assert wrapped.puts and all("if-match" not in h for h in wrapped.puts), wrapped.puts
@@ -99,7 +99,7 @@ def test_two_teammates_syncing_different_files_push_without_a_retry(
         assert wrapped.statuses[before:] and set(wrapped.statuses[before:]) == {200}
         bob.sync()
         assert alice.files() == bob.files()
+        state = storage.state("acme/widgets", contents=True)  # the app closes it at shutdown
     assert all("if-match" not in h for h in wrapped.puts), wrapped.puts
-    state = storage.state("acme/widgets", contents=True)
     assert state is not None and "b.md" in (state.entries or {})
     assert "one, edited" in (state.entries or {})["a.md"]
