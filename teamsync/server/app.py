@@ -308,7 +308,7 @@ def _get(
             "deleted": list(delta.deleted),
         }
         return JSONResponse(body, headers={**etag, "ETag": f'"{delta.head.checksum}"'})
-    listing = store.listing(repo)
+    listing = store.listing(repo, contents=view != "hashes")
     if listing is None:
         return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
     etag["ETag"] = f'"{listing.head.checksum}"'

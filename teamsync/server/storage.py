@@ -144,9 +144,11 @@ class Storage(Protocol):
 
     def state(self, repo: str, *, contents: bool) -> RepoState | None: ...
 
-    def listing(self, repo: str) -> Listing | None:
+    def listing(self, repo: str, *, contents: bool = True) -> Listing | None:
         """A streamed read of every live row (memory bounded by a page, not the store);
-        None when the repository holds nothing yet. The caller closes it."""
+        None when the repository holds nothing yet. The caller closes it. A listing
+        that fits in one page (of ``contents`` too, when asked) is read at once and
+        holds no transaction while it is sent."""
         ...
 
     def entries(self, repo: str, keys: Sequence[str]) -> RepoState | None:

@@ -142,9 +142,21 @@ class SqlListing:
     def __init__(self, head: Head, repo_id: int, tx: Tx, done: Callable[[], None]) -> None:
         self.head, self._repo_id, self._tx, self._done = head, repo_id, tx, done
 
+        self._held: dict[str, list[Row]] = {}
+
     def pages(self, column: Literal["content", "checksum", "updated_at"]) -> Iterator[list[Row]]:
+        if column in self._held:
+            yield self._held[column]
+            return
         sql = f"SELECT key, {column} FROM ts_entries WHERE repo_id = ? AND {LIVE} ORDER BY key"
         yield from self._tx.stream(sql, (self._repo_id,), PAGE_ROWS[column])
+
+    def hold(self, columns: Sequence[Literal["content", "checksum", "updated_at"]]) -> None:
+        """Read ``columns`` now (each within one page) and end the transaction: a small
+        listing then holds no connection while a slow client reads it."""
+        for column in columns:
+            self._held[column] = [row for page in self.pages(column) for row in page]
+        self.close()
 
     def close(self) -> None:
         done, self._done = self._done, lambda: None
@@ -224,18 +236,24 @@ class SqlStorage(abc.ABC):
         """A read transaction on a connection of its own, which may outlive the thread that
         opened it (a streamed listing is read a page at a time from pool threads)."""
 
-    def listing(self, repo: str) -> SqlListing | None:
+    def listing(self, repo: str, *, contents: bool = True) -> SqlListing | None:
         stack = ExitStack()
         try:
             tx = stack.enter_context(self._read_apart())
             head = _repo_head(tx, repo)
+            if head is None:
+                stack.close()
+                return None
+            listing = SqlListing(head[1], head[0], tx, stack.close)
+            columns: list[Literal["content", "checksum", "updated_at"]] = ["checksum", "updated_at"]
+            columns += ["content"] if contents else []
+            live = tx.q("SELECT live FROM ts_digests WHERE repo_id = ?", (head[0],))
+            if live and int(live[0][0]) <= min(PAGE_ROWS[c] for c in columns):
+                listing.hold(columns)  # one page of each: read now, connection released
         except BaseException:
             stack.close()
             raise
-        if head is None:
-            stack.close()
-            return None
-        return SqlListing(head[1], head[0], tx, stack.close)
+        return listing
 
     def _schema(self) -> list[str]:
         ddl = SCHEMA.format(serial=self.serial, real=self.real, binary=self.binary)

@@ -90,3 +90,14 @@ def test_a_listing_is_one_version_while_writes_go_on(storage: Storage) -> None:
     assert data["version"] == listing.head.version and "late.md" not in data["entryChecksums"]
     assert len(data["entryChecksums"]) == len(ENTRIES)
     assert storage.listing("nobody/here") is None
+
+
+def test_a_small_listing_is_read_at_once_and_still_one_version(storage: Storage) -> None:
+    storage.write(REPO, WriteRequest(upserts={"a.md": "one\n", "b.md": "two\n"}), time.time())
+    listing = storage.listing(REPO, contents=True)
+    assert listing is not None
+    storage.write(REPO, WriteRequest(upserts={"c.md": "three\n"}), time.time())
+    data = json.loads(b"".join(body(listing, REPO, hashes=False)))
+    listing.close()
+    assert data["content"]["entries"] == {"a.md": "one\n", "b.md": "two\n"}
+    assert data["version"] == 1
