@@ -64,6 +64,9 @@ from testing.server import free_port  # noqa: E402
 
 PATH = "/api/claude_code/team_memory"
 SIZES = (100, 10_000, 50_000)
+IF_MATCH_MOST = 32
+"""Whole-store If-Match clients at most: at 128 an accepted update took 88 s (SQLite run),
+so that cell alone would outlast the rest of the bench."""
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -295,6 +298,8 @@ def one_repo_if_match(writes: Writes, repo: str, tag: str, first_try: Counter[bo
         for attempt in range(50):
             if cid not in etags:
                 head = c.get(PATH, params={"repo": repo, "view": "hashes"})
+                if head.status_code != 200:
+                    return head.status_code
                 etags[cid] = head.json()["checksum"]
             status = put(c, repo, {"entries": {key: text}}, {"If-Match": etags[cid]})
             if status == 200:
@@ -420,7 +425,7 @@ def run_db(
                         lambda cid: tokens["acme/busy-cas"])  # fmt: skip
             cell.note = f"{100 * first[True] / max(1, sum(first.values())):.1f}% first try"
             cells.append(cell)
-        for n in clients:
+        for n in [c for c in clients if c <= IF_MATCH_MOST]:
             first = Counter()
             step = one_repo_if_match(writes, "acme/busy-match", f"{label}{n}", first)
             cell = load(server, "one-repo PUT, If-Match", n, seconds, step,
