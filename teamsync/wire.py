@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from teamsync.errors import UsageError
@@ -43,19 +43,73 @@ def checksum(content: str) -> str:
     return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
-def store_checksum(entry_checksums: Mapping[str, str]) -> str:
-    """The store checksum: ``sha256:`` over ``key NUL checksum LF`` for sorted keys.
+STORE_DIGEST_BYTES: Final = 512
+"""The store digest is a sum modulo 2**4096 (512 bytes; see :func:`store_digest`)."""
+_DIGEST_MOD: Final = 1 << (8 * STORE_DIGEST_BYTES)
+_ELEMENT_TAG: Final = b"teamsync store v2\0"
 
-    Keys never contain NUL or LF (key validation rejects control characters),
-    so the encoding is unambiguous. An empty store has a fixed checksum.
+
+def entry_element(key: str, entry_checksum: str) -> int:
+    """One live entry's term of the store digest: SHAKE256 of ``tag key NUL checksum LF``,
+    512 bytes read as a little-endian integer."""
+    data = _ELEMENT_TAG + key.encode("utf-8") + b"\0" + entry_checksum.encode("ascii") + b"\n"
+    return int.from_bytes(hashlib.shake_256(data).digest(STORE_DIGEST_BYTES), "little")
+
+
+def store_digest(entry_checksums: Mapping[str, str]) -> int:
+    """The sum of :func:`entry_element` over the live entries, modulo 2**4096.
+
+    A sum, so a write updates it in O(changed keys): subtract the element of a
+    key's old checksum, add the new one's (:func:`digest_add`). Order-free, and
+    collision-resistant as additive multiset hashing (AdHash) is for a modulus
+    this wide: the generalized-birthday attack needs about 2**(2*sqrt(4096)) =
+    2**128 work.
     """
+    return sum(entry_element(k, c) for k, c in entry_checksums.items()) % _DIGEST_MOD
+
+
+def digest_add(state: int, add: Iterable[int] = (), remove: Iterable[int] = ()) -> int:
+    """``state`` with the elements ``add`` added and ``remove`` taken away, modulo 2**4096."""
+    return (state + sum(add) - sum(remove)) % _DIGEST_MOD
+
+
+def digest_checksum(state: int) -> str:
+    """The store checksum of a digest: ``sha256:`` over its 512 little-endian bytes."""
+    raw = state.to_bytes(STORE_DIGEST_BYTES, "little")
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def store_checksum(entry_checksums: Mapping[str, str]) -> str:
+    """The store checksum: :func:`digest_checksum` of :func:`store_digest`.
+
+    Deterministic and order-free, so every replica computes the same one, and a
+    server maintains it per write without reading the other entries. Keys never
+    contain NUL or LF (key validation rejects control characters), so the
+    encoding of an element is unambiguous. An empty store has a fixed checksum.
+    """
+    return digest_checksum(store_digest(entry_checksums))
+
+
+def legacy_store_checksum(entry_checksums: Mapping[str, str]) -> str:
+    """The store checksum earlier teamsync servers computed: sha256 over ``key NUL
+    checksum LF`` for the sorted keys. It costs O(store) on every write, so it is no
+    longer served; a client still recognises it from an older server."""
     digest = hashlib.sha256()
     for key in sorted(entry_checksums):
         digest.update(key.encode("utf-8") + b"\0" + entry_checksums[key].encode("ascii") + b"\n")
     return "sha256:" + digest.hexdigest()
 
 
+def is_store_checksum(entry_checksums: Mapping[str, str], claimed: str) -> bool:
+    """True when ``claimed`` is the store checksum of exactly ``entry_checksums``, in the
+    current definition or the legacy one (an older teamsync server)."""
+    return store_checksum(entry_checksums) == claimed or (
+        legacy_store_checksum(entry_checksums) == claimed
+    )
+
+
 EMPTY_CHECKSUM: Final = store_checksum({})
+LEGACY_EMPTY_CHECKSUM: Final = legacy_store_checksum({})
 
 
 def normalize_repo(repo: str) -> str:

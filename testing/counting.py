@@ -9,6 +9,7 @@ and ``bench/sync.py`` can see exactly what ran.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,8 @@ class Counted:
     up: int = 0
     """Request line, headers and body, as sent."""
     body: bytes = b""
-    """The response body (the first :data:`KEEP_BODY` bytes)."""
+    """The response body, decoded when it came gzipped (the first :data:`KEEP_BODY` bytes);
+    :attr:`down` counts the bytes as sent."""
 
 
 @dataclass
@@ -62,16 +64,21 @@ class Counter:
                 row.up += len(message.get("body", b""))
             return message
 
+        unzip: list[Any] = []
+
         async def counting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 row.status = int(message["status"])
                 row.down += len(f"HTTP/1.1 {row.status} X\r\n") + 2
                 row.down += sum(len(k) + len(v) + 4 for k, v in message.get("headers", []))
+                if (b"content-encoding", b"gzip") in message.get("headers", []):
+                    unzip.append(zlib.decompressobj(16 + zlib.MAX_WBITS))
             elif message["type"] == "http.response.body":
                 chunk = message.get("body", b"")
                 row.down += len(chunk)
+                plain = unzip[0].decompress(chunk) if unzip else chunk
                 if len(row.body) < KEEP_BODY:
-                    row.body += chunk[: KEEP_BODY - len(row.body)]
+                    row.body += plain[: KEEP_BODY - len(row.body)]
             await send(message)
 
         await self.app(scope, reading, counting)

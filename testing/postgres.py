@@ -3,7 +3,8 @@
 ``initdb`` + ``pg_ctl`` into a temporary directory owned by the ``postgres``
 user (we may run as root in CI, and PostgreSQL refuses to run as root), on a
 free loopback port with its socket in the same directory. Durability is off
-(``fsync=off``): this cluster lives for one test session.
+(``fsync=off``): this cluster lives for one test session (benchmarks ask for
+``durable=True``).
 """
 
 from __future__ import annotations
@@ -81,8 +82,12 @@ class Cluster:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start_cluster() -> Cluster:
-    """Start a cluster or raise RuntimeError saying why (with the server log's tail)."""
+def start_cluster(*, durable: bool = False) -> Cluster:
+    """Start a cluster or raise RuntimeError saying why (with the server log's tail).
+
+    ``durable`` keeps PostgreSQL's own durability (fsync, synchronous commit, full
+    page writes) on, as a benchmark of a real deployment needs; tests leave it off.
+    """
     bindir = find_bindir()
     root = Path(tempfile.mkdtemp(prefix="teamsync-pg-"))
     if os.geteuid() == 0:
@@ -117,10 +122,8 @@ def start_cluster() -> Cluster:
     )
     if init.returncode != 0:
         raise RuntimeError(f"initdb failed: {init.stderr.strip()[-2000:]}")
-    opts = (
-        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
-        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
-    )
+    fast = "" if durable else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 {fast}-c max_connections=300"
     start = subprocess.run(
         _as_owner(
             [

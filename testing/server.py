@@ -157,3 +157,42 @@ def make_rest_team(
             mate.init()
         mates.append(mate)
     return mates
+
+
+def wait_healthy(url: str, proc: Any, timeout: float = 20) -> bool:
+    """Poll ``/healthz`` until it answers 200 (True), ``proc`` exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if httpx2.get(url + "/healthz", timeout=1).status_code == 200:
+                return True
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+@contextmanager
+def served_process(db_url: str, *extra: str, timeout: float = 20) -> Iterator[str]:
+    """``teamsync serve`` as a real subprocess on a free loopback port; yield its base URL."""
+    import subprocess
+
+    from testing.gitrepos import TEAMSYNC
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [TEAMSYNC, "serve", "--port", str(port), "--db", db_url, *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    if not wait_healthy(url, proc, timeout):
+        proc.kill()
+        raise RuntimeError(f"teamsync serve did not start: {proc.communicate()[1][-2000:]}")
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode in (0, -15), err[-2000:]

@@ -28,9 +28,22 @@ _DB_HELP = "Database URL: sqlite:///PATH (default: a file in the user data dir) 
     help="The operator's reviewed allowlist (fingerprints; `teamsync allow --file FILE`). "
     "Inline allow comments in entries never count.",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Server processes sharing the port (for PostgreSQL: each with its own pool).",
+)
 @pass_app
 def serve(
-    app: AppContext, host: str, port: int, db: str | None, max_entries: int, allowlist: str | None
+    app: AppContext,
+    host: str,
+    port: int,
+    db: str | None,
+    max_entries: int,
+    allowlist: str | None,
+    workers: int,
 ) -> None:
     """Run the self-hosted team-memory server (Claude Code wire format + extensions).
 
@@ -39,6 +52,7 @@ def serve(
       teamsync serve                           # 127.0.0.1:8787, SQLite
       teamsync serve --port 0                  # any free port (printed)
       teamsync serve --db postgresql://teamsync@db/teamsync
+      teamsync serve --db postgresql://teamsync@db/teamsync --workers 4
     """
     from teamsync.commands.serve import serve as run
 
@@ -51,6 +65,7 @@ def serve(
             db=db,
             max_entries=max_entries,
             allowlist=allowlist,
+            workers=workers,
         )
     )
 

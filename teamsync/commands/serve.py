@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 from teamsync.config import Settings
 from teamsync.errors import UsageError
@@ -12,6 +13,7 @@ from teamsync.server.storage import DEFAULT_MAX_ENTRIES, default_db_url
 from teamsync.wire import redact_url
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+MAX_WORKERS = 64
 
 
 def resolve_db_url(settings: Settings, db: str | None) -> str:
@@ -49,6 +51,7 @@ def serve(
     db: str | None,
     max_entries: int = DEFAULT_MAX_ENTRIES,
     allowlist: str | None = None,
+    workers: int = 1,
 ) -> int:
     """Serve until interrupted; returns 0 after a clean shutdown."""
     from teamsync._extras import require
@@ -59,23 +62,44 @@ def serve(
 
     from teamsync.server.app import create_app
     from teamsync.server.runtime import Limits, uvicorn_config
+    from teamsync.server.storage import open_storage
+    from teamsync.server.workers import pool_per_worker, run_workers
 
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: use 0-65535")
     if max_entries < 1:
         raise UsageError("--max-entries must be at least 1")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise UsageError(f"--workers {workers}: use 1-{MAX_WORKERS}")
     url = resolve_db_url(settings, db)
     allowed = load_server_allowlist(settings, allowlist) if allowlist else ()
-    app = create_app(ServerConfig(db_url=url, max_entries=max_entries, allowlist=allowed))
+    config = ServerConfig(
+        db_url=url,
+        max_entries=max_entries,
+        allowlist=allowed,
+        pool_size=pool_per_worker(workers),
+    )
+    if workers > 1:
+        open_storage(url).close()  # a wrong URL or a database that is down fails here, once
+    else:
+        app = create_app(config)
     if host not in LOOPBACK:
         output.warn(f"listening on {host} without TLS: put a TLS-terminating proxy in front")
     sock = _bind(host, port)  # bound first, so `--port 0` can print the port it got
     real_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    output.info(f"teamsync server on http://{shown}:{real_port} (storage {redact_url(url)})")
-    config = uvicorn_config(app, Limits(), timeout_graceful_shutdown=5)
+    procs = f", {workers} workers" if workers > 1 else ""
+    output.info(f"teamsync server on http://{shown}:{real_port} (storage {redact_url(url)}{procs})")
+
+    def run(app: Any) -> None:
+        uvicorn.Server(uvicorn_config(app, Limits(), timeout_graceful_shutdown=5)).run(
+            sockets=[sock]
+        )
+
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        if workers > 1:  # each worker opens its own storage, after the fork
+            return run_workers(workers, lambda: run(create_app(config)))
+        run(app)
     finally:
         sock.close()
     return 0
@@ -83,7 +107,9 @@ def serve(
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets made as TCP
+    # (runtime.protocol_class sets it on each accepted connection as well)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

@@ -31,6 +31,8 @@ class ServerConfig:
     max_body_bytes: int = MAX_BODY_BYTES
     allowlist: tuple[tuple[str, str], ...] = ()
     """The operator's reviewed allowlist: (repo or ``*``, fingerprint) pairs (``serve --allowlist``)."""
+    pool_size: int | None = None
+    """Connections this process's PostgreSQL pool may open (None: the default, 16)."""
 
     def allowed(self, repo: str | None) -> frozenset[str]:
         """Fingerprints the operator allowed for ``repo`` (and for every repo)."""

@@ -6,16 +6,17 @@ transactional algorithm (:mod:`teamsync.server.storage_sql`):
 and :class:`~teamsync.server.storage_postgres.PostgresStorage` (several server
 replicas on one database). :func:`open_storage` picks one from a URL.
 
-A repository's *store checksum* is deterministic: sha256 over the sorted
-``(key, entry checksum)`` pairs of its live entries (:func:`store_checksum`).
+A repository's *store checksum* is deterministic and order-free: sha256 of the
+sum of one element per live ``(key, entry checksum)`` (:func:`store_checksum`),
+so a write updates it from a running digest in O(changed keys).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from teamsync.errors import ConfigError
 from teamsync.limits import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
@@ -24,6 +25,7 @@ from teamsync.wire import redact_url
 from teamsync.wire import store_checksum as store_checksum
 
 SQLITE_NAME = "server.sqlite3"
+Row = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,19 @@ class RepoState:
     updated_at: Mapping[str, float]
     entries: Mapping[str, str] | None = None
     """key -> content; None when loaded without contents."""
+
+
+class Listing(Protocol):
+    """One repository's live rows, read in one transaction that stays open until
+    :meth:`close`: the head it names and the pages are one version."""
+
+    head: Head
+
+    def pages(self, column: Literal["content", "checksum", "updated_at"]) -> Iterator[list[Row]]:
+        """``(key, value)`` pairs of every live key in key order, a bounded page at a time."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,13 @@ class Storage(Protocol):
 
     def state(self, repo: str, *, contents: bool) -> RepoState | None: ...
 
+    def listing(self, repo: str, *, contents: bool = True) -> Listing | None:
+        """A streamed read of every live row (memory bounded by a page, not the store);
+        None when the repository holds nothing yet. The caller closes it. A listing
+        that fits in one page (of ``contents`` too, when asked) is read at once and
+        holds no transaction while it is sent."""
+        ...
+
     def entries(self, repo: str, keys: Sequence[str]) -> RepoState | None:
         """The head and the live entries among ``keys`` (with contents), reading only those."""
         ...
@@ -164,8 +186,9 @@ def default_db_url(data_dir: Path) -> str:
     return f"sqlite:///{data_dir / SQLITE_NAME}"
 
 
-def open_storage(url: str) -> Storage:
-    """``sqlite:///path`` (``sqlite:///:memory:`` for tests) or ``postgresql://…``."""
+def open_storage(url: str, *, pool_size: int | None = None) -> Storage:
+    """``sqlite:///path`` (``sqlite:///:memory:`` for tests) or ``postgresql://…``
+    (``pool_size``: the most connections this process opens, None for the default)."""
     if url.startswith("sqlite:///"):
         from teamsync.server.storage_sqlite import SqliteStorage
 
@@ -173,7 +196,9 @@ def open_storage(url: str) -> Storage:
     if url.startswith(("postgresql://", "postgres://")):
         from teamsync.server.storage_postgres import PostgresStorage
 
-        return PostgresStorage(url)
+        return (
+            PostgresStorage(url) if pool_size is None else PostgresStorage(url, pool_size=pool_size)
+        )
     raise ConfigError(
         f"unsupported database URL {redact_url(url)!r}: use sqlite:///PATH or postgresql://…"
     )

@@ -10,12 +10,14 @@ is created under a transaction-scoped advisory lock (replicas may start together
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
 from teamsync.errors import MissingExtra, ServerError
+from teamsync.server.fairlock import WRITER_WAIT_S, KeyedLocks
 from teamsync.server.storage_sql import Row, SqlStorage
 from teamsync.wire import redact_url
 
@@ -26,6 +28,10 @@ if TYPE_CHECKING:
 POOL_SIZE = 16
 POOL_WAIT_S = 30.0
 SCHEMA_LOCK = 7_272_737
+LOCK_TIMEOUT = "SET LOCAL lock_timeout = '30s'"
+
+
+_cursors = itertools.count()
 
 
 def _pg(sql: str) -> str:
@@ -44,11 +50,19 @@ class _Tx:
         with self.conn.cursor() as cur:
             cur.executemany(_pg(sql), rows)
 
+    def stream(self, sql: str, params: Sequence[object], size: int) -> Iterator[list[Row]]:
+        # a server-side cursor: rows come over in pages, never the whole result at once
+        with self.conn.cursor(name=f"ts_page_{next(_cursors)}") as cur:
+            cur.execute(_pg(sql), params)
+            while rows := cur.fetchmany(size):
+                yield rows
+
 
 class PostgresStorage(SqlStorage):
     serial = "BIGSERIAL PRIMARY KEY"
     real = "DOUBLE PRECISION"
     lock_suffix = " FOR UPDATE"
+    binary = ' COLLATE "C"'
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
         try:
@@ -57,6 +71,7 @@ class PostgresStorage(SqlStorage):
         except ImportError as exc:
             raise MissingExtra("psycopg", "postgres", "PostgreSQL storage") from exc
         self.url = url
+        self._queues = KeyedLocks()
         self._connect().close()  # a wrong URL or a database that is down fails here, fast
         self._pool: psycopg_pool.ConnectionPool[psycopg.Connection[Row]] = ConnectionPool(
             url,
@@ -70,6 +85,7 @@ class PostgresStorage(SqlStorage):
             tx.q("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
             for stmt in self._schema():
                 tx.q(stmt)
+            self._upgrade(tx)
 
     def _connect(self) -> psycopg.Connection[Row]:
         import psycopg
@@ -101,6 +117,8 @@ class PostgresStorage(SqlStorage):
         with self._checkout() as conn:
             try:
                 conn.execute(begin)
+                if write:  # a writer queued on a repository's row lock gives up (503) in time
+                    conn.execute(LOCK_TIMEOUT)
                 yield _Tx(conn)
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
@@ -110,6 +128,22 @@ class PostgresStorage(SqlStorage):
             except BaseException:
                 _rollback(conn)
                 raise
+
+    @contextmanager
+    def _write_queue(self, repo: str) -> Iterator[None]:
+        """Writers of one repository queue here, in arrival order, before taking a
+        connection: queued on the row lock instead, each would hold a pooled
+        connection, and a busy repository would leave none for the reads."""
+        lock = self._queues.get(repo)
+        if not lock.acquire(WRITER_WAIT_S):
+            raise ServerError(f"writers to {repo} queued over {WRITER_WAIT_S:.0f} s")
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _read_apart(self) -> AbstractContextManager[_Tx]:
+        return self._tx(write=False)  # a pooled connection is not tied to a thread
 
     def close(self) -> None:
         self._pool.close()

@@ -8,13 +8,20 @@ and applied against a state nobody else can change meanwhile:
 2. ``If-Match`` against the store checksum (412);
 3. clashes of new keys with live keys (422): equal after case/NFKC folding,
    or a file whose name another key needs as a folder (``a.md``,
-   ``A.md/x.md``). Folding is recomputed from the keys (the ``folded`` column
-   is informational), so a change to :func:`~teamsync.security.keys.fold_key`
-   needs no migration. A key deleted in the same request frees its name, so a
-   case-only rename (delete ``Deploy.md``, upsert ``deploy.md``) passes;
-4. the entries cap counted after the merge (413);
+   ``A.md/x.md``). The candidates are found through the ``folded`` column
+   (an index, compared in byte order), and the clash itself is decided by
+   :func:`~teamsync.security.keys.clashes_with` on their keys; the column is
+   re-folded at startup when the folding changes (:data:`FOLDING`). A key
+   deleted in the same request frees its name, so a case-only rename (delete
+   ``Deploy.md``, upsert ``deploy.md``) passes;
+4. the entries cap counted after the merge (413), from the live count kept
+   with the digest;
 
 then upserts and tombstones are written, each with an append-only history row.
+A write costs O(changed keys), whatever the size of the store: it reads only
+the rows its keys name (and, for new keys, the few that could clash), and
+updates the store checksum from a running digest kept per repository
+(``ts_digests``; :func:`teamsync.wire.store_digest`), never from every row.
 A tombstone keeps the content it deleted (:meth:`SqlStorage.last_content`).
 SQL is written with ``?`` placeholders; the PostgreSQL transaction rewrites them.
 """
@@ -22,10 +29,13 @@ SQL is written with ``?`` placeholders; the PostgreSQL transaction rewrites them
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack, nullcontext
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
+from teamsync._version import __version__
 from teamsync.security.keys import clashes_with, fold_key
 from teamsync.server.storage import (
     Delta,
@@ -36,11 +46,25 @@ from teamsync.server.storage import (
     WriteOk,
     WriteRefused,
     WriteRequest,
-    store_checksum,
 )
-from teamsync.wire import checksum
+from teamsync.wire import (
+    EMPTY_CHECKSUM,
+    LEGACY_EMPTY_CHECKSUM,
+    checksum,
+    digest_add,
+    digest_checksum,
+    entry_element,
+    store_digest,
+)
 
 Row = tuple[Any, ...]
+FOLDING = f"teamsync {__version__}, Unicode {unicodedata.unidata_version}"
+"""What built the ``folded`` column: :func:`~teamsync.security.keys.fold_key` may change
+with either; the column is then re-folded at startup (:meth:`SqlStorage._upgrade`)."""
+LIVE = "+deleted = 0"
+"""Live rows, as a filter only: the unary plus keeps SQLite from choosing the
+``(repo_id, deleted)`` index, which is every live row of the repository, over the
+key or folded-key index a lookup means."""
 IN_CHUNK = 500
 """Keys per ``IN (…)`` list (well under SQLite's and PostgreSQL's parameter limits)."""
 
@@ -65,10 +89,19 @@ CREATE TABLE IF NOT EXISTS ts_tokens (
   label TEXT NOT NULL, created_at {real} NOT NULL, revoked_at {real});
 CREATE TABLE IF NOT EXISTS ts_token_expiry (
   id TEXT PRIMARY KEY REFERENCES ts_tokens(id), expires_at {real} NOT NULL);
+CREATE TABLE IF NOT EXISTS ts_digests (
+  repo_id BIGINT PRIMARY KEY REFERENCES ts_repos(id), version BIGINT NOT NULL,
+  live BIGINT NOT NULL, digest TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ts_entries_fold ON ts_entries (repo_id, folded{binary});
+CREATE TABLE IF NOT EXISTS ts_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 # Token expiries live in their own table so databases created before expiries
 # existed need no ALTER TABLE (portable across SQLite and PostgreSQL); so do the
-# serials: repository version -> the last history row it includes (the delta view).
+# serials: repository version -> the last history row it includes (the delta view);
+# and so do the digests: per repository, the running store digest and live count at
+# one version (a write updates them in O(changed keys); see teamsync.wire.store_digest).
+# ts_meta records which folding built the ``folded`` column (FOLDING): a newer
+# fold_key or Unicode database re-folds the column once, at startup.
 
 UPSERT = (
     "INSERT INTO ts_entries (repo_id, key, folded, content, checksum, deleted, updated_at,"
@@ -93,28 +126,91 @@ class Tx(Protocol):
 
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
 
+    def stream(self, sql: str, params: Sequence[object], size: int) -> Iterator[list[Row]]:
+        """The rows of ``sql`` in pages of ``size``, never all at once (a server-side
+        cursor where the database has one)."""
+        ...
 
-def check_request(req: WriteRequest, live: Mapping[str, str], version: int) -> WriteRefused | None:
-    """Every precondition of :class:`WriteRequest`, against the locked state."""
-    if req.create_only and version > 0:
+
+PAGE_ROWS = {"content": 32, "checksum": 2000, "updated_at": 2000}
+"""Rows per page of a streamed listing: contents are up to 250,000 bytes each."""
+
+
+class SqlListing:
+    """:class:`~teamsync.server.storage.Listing` over an open read transaction."""
+
+    def __init__(self, head: Head, repo_id: int, tx: Tx, done: Callable[[], None]) -> None:
+        self.head, self._repo_id, self._tx, self._done = head, repo_id, tx, done
+
+        self._held: dict[str, list[Row]] = {}
+
+    def pages(self, column: Literal["content", "checksum", "updated_at"]) -> Iterator[list[Row]]:
+        if column in self._held:
+            yield self._held[column]
+            return
+        sql = f"SELECT key, {column} FROM ts_entries WHERE repo_id = ? AND {LIVE} ORDER BY key"
+        yield from self._tx.stream(sql, (self._repo_id,), PAGE_ROWS[column])
+
+    def hold(self, columns: Sequence[Literal["content", "checksum", "updated_at"]]) -> None:
+        """Read ``columns`` now (each within one page) and end the transaction: a small
+        listing then holds no connection while a slow client reads it."""
+        for column in columns:
+            self._held[column] = [row for page in self.pages(column) for row in page]
+        self.close()
+
+    def close(self) -> None:
+        done, self._done = self._done, lambda: None
+        done()
+
+
+def check_request(
+    req: WriteRequest,
+    live: Mapping[str, str],
+    head: Locked,
+    neighbours: Callable[[Sequence[str]], Iterable[str]],
+) -> WriteRefused | None:
+    """Every precondition of :class:`WriteRequest`, against the locked state.
+
+    ``live`` holds the live rows among the keys the request names (every upsert,
+    delete and ``baseChecksums`` key); ``neighbours(new)`` the stored live keys
+    that could clash with the ``new`` keys (same folding, or a folder/file
+    relation), so nothing here reads the whole repository.
+    """
+    if req.create_only and head.version > 0:
         return WriteRefused("precondition")
     if req.base_checksums:
         bad = sorted(k for k, want in req.base_checksums.items() if live.get(k) != want)
         if bad:
             return WriteRefused("conflict", keys=tuple(bad))
-    if req.if_match is not None and req.if_match != store_checksum(live):
+    if req.if_match is not None and not head.matches(req.if_match):
         return WriteRefused("precondition")
     deletes = set(req.deletes) - set(req.upserts)
-    after = (set(live) - deletes) | set(req.upserts)
     new = [key for key in req.upserts if key not in live]
-    pairs = clashes_with(new, after) if new else []
-    if pairs:
-        return WriteRefused("collision", keys=tuple(k for pair in pairs for k in pair))
-    if len(after) > req.max_entries and len(after) > len(live):
-        return WriteRefused(
-            "too_many_entries", max_entries=req.max_entries, received_entries=len(after)
-        )
+    if new:
+        after = (set(neighbours(new)) - deletes) | set(req.upserts)
+        pairs = clashes_with(new, after)
+        if pairs:
+            return WriteRefused("collision", keys=tuple(k for pair in pairs for k in pair))
+    count = head.live - len(deletes & live.keys()) + len(new)
+    if count > req.max_entries and count > head.live:
+        return WriteRefused("too_many_entries", max_entries=req.max_entries, received_entries=count)
     return None
+
+
+@dataclass
+class Locked:
+    """A repository's row under the write lock: its version, checksum, digest and size."""
+
+    repo_id: int
+    version: int
+    updated: float
+    checksum: str
+    digest: int
+    live: int
+
+    def matches(self, tag: str) -> bool:
+        """``If-Match`` holds: the store checksum, or the legacy one of an empty store."""
+        return tag == self.checksum or (self.live == 0 and tag == LEGACY_EMPTY_CHECKSUM)
 
 
 class SqlStorage(abc.ABC):
@@ -124,13 +220,43 @@ class SqlStorage(abc.ABC):
     serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
     real = "REAL"
     lock_suffix = ""
+    binary = ""
+    """How ``folded`` compares in byte order (SQLite's default; PostgreSQL's ``COLLATE "C"``)."""
 
     @abc.abstractmethod
     def _tx(self, *, write: bool) -> AbstractContextManager[Tx]:
         """A transaction; ``write`` ones serialize against each other."""
 
+    def _write_queue(self, repo: str) -> AbstractContextManager[object]:
+        """Where a write to ``repo`` waits before its transaction (nothing by default)."""
+        return nullcontext()
+
+    @abc.abstractmethod
+    def _read_apart(self) -> AbstractContextManager[Tx]:
+        """A read transaction on a connection of its own, which may outlive the thread that
+        opened it (a streamed listing is read a page at a time from pool threads)."""
+
+    def listing(self, repo: str, *, contents: bool = True) -> SqlListing | None:
+        stack = ExitStack()
+        try:
+            tx = stack.enter_context(self._read_apart())
+            head = _repo_head(tx, repo)
+            if head is None:
+                stack.close()
+                return None
+            listing = SqlListing(head[1], head[0], tx, stack.close)
+            columns: list[Literal["content", "checksum", "updated_at"]] = ["checksum", "updated_at"]
+            columns += ["content"] if contents else []
+            live = tx.q("SELECT live FROM ts_digests WHERE repo_id = ?", (head[0],))
+            if live and int(live[0][0]) <= min(PAGE_ROWS[c] for c in columns):
+                listing.hold(columns)  # one page of each: read now, connection released
+        except BaseException:
+            stack.close()
+            raise
+        return listing
+
     def _schema(self) -> list[str]:
-        ddl = SCHEMA.format(serial=self.serial, real=self.real)
+        ddl = SCHEMA.format(serial=self.serial, real=self.real, binary=self.binary)
         return [stmt.strip() for stmt in ddl.split(";") if stmt.strip()]
 
     # -- repositories ---------------------------------------------------------------
@@ -169,9 +295,7 @@ class SqlStorage(abc.ABC):
             if head is None:
                 return None
             repo_id, current = head
-            rows = _rows_for(
-                tx, "key, checksum, updated_at, content", "deleted = 0", repo_id, wanted
-            )
+            rows = _rows_for(tx, "key, checksum, updated_at, content", LIVE, repo_id, wanted)
         return RepoState(
             head=current,
             checksums={r[0]: r[1] for r in rows},
@@ -210,39 +334,111 @@ class SqlStorage(abc.ABC):
             deleted=tuple(sorted(r[0] for r in rows if r[3])),
         )
 
-    def _lock_repo(self, tx: Tx, repo: str) -> Row:
+    def _lock_repo(self, tx: Tx, repo: str) -> Locked:
+        """Lock the repository's row (creating it) and read its head and running digest."""
         tx.q(
             "INSERT INTO ts_repos (name, checksum) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
-            (repo, store_checksum({})),
+            (repo, EMPTY_CHECKSUM),
         )
         sql = "SELECT id, version, updated_at FROM ts_repos WHERE name = ?" + self.lock_suffix
-        return tx.q(sql, (repo,))[0]
+        repo_id, version, updated = tx.q(sql, (repo,))[0]
+        rows = tx.q("SELECT version, live, digest FROM ts_digests WHERE repo_id = ?", (repo_id,))
+        if not rows or int(rows[0][0]) != int(version):
+            # none yet (a new repository) or written by an older server: rebuilt once
+            return _rebuild_digest(tx, int(repo_id), int(version), float(updated))
+        digest = int(rows[0][2], 16)
+        return Locked(
+            int(repo_id), int(version), float(updated), digest_checksum(digest), digest,
+            int(rows[0][1]),
+        )  # fmt: skip
+
+    def _neighbours(self, tx: Tx, repo_id: int, live: int, new: Sequence[str]) -> list[str]:
+        """Stored live keys that may clash with ``new``: the same folding, a folded
+        ancestor, or a folded descendant (by the ``folded`` index, in byte order)."""
+        if live <= 8 * len(new):  # a request this large may read the (small) repository
+            rows = tx.q("SELECT key FROM ts_entries WHERE repo_id = ? AND deleted = 0", (repo_id,))
+            return [str(r[0]) for r in rows]
+        folds = {fold_key(key) for key in new}
+        exact = sorted(
+            {"/".join(parts[:depth]) for f in folds for parts in [f.split("/")]
+             for depth in range(1, len(parts) + 1)}
+        )  # fmt: skip
+        col = "folded" + self.binary
+        found = _rows_for(tx, "key", LIVE, repo_id, exact, column=col)
+        for fold in sorted(folds):  # keys below it, as a folder: fold + "/" <= x < fold + "0"
+            found += tx.q(
+                f"SELECT key FROM ts_entries WHERE repo_id = ? AND {LIVE} AND {col} >= ?"
+                f" AND {col} < ?",
+                (repo_id, fold + "/", fold + "0"),
+            )
+        return [str(r[0]) for r in found]
 
     def write(self, repo: str, request: WriteRequest, now: float) -> WriteOk | WriteRefused:
-        with self._tx(write=True) as tx:
-            repo_id, version, updated = self._lock_repo(tx, repo)
-            rows = tx.q(
-                "SELECT key, checksum FROM ts_entries WHERE repo_id = ? AND deleted = 0",
-                (repo_id,),
-            )
-            live = {r[0]: r[1] for r in rows}
-            refused = check_request(request, live, int(version))
+        """Apply ``request`` in O(changed keys): only the named rows (and the rows that could
+        clash with new keys) are read, and the store checksum is updated from the running
+        digest. What needs no lock (content checksums, their digest elements) is
+        computed before the lock is taken."""
+        sums = {key: checksum(text) for key, text in request.upserts.items()}
+        elements = {key: entry_element(key, value) for key, value in sums.items()}
+        named = sorted(
+            set(request.upserts) | set(request.deletes) | set(request.base_checksums or ())
+        )
+        with self._write_queue(repo), self._tx(write=True) as tx:
+            head = self._lock_repo(tx, repo)
+            rows = _rows_for(tx, "key, checksum", LIVE, head.repo_id, named)
+            live = {str(r[0]): str(r[1]) for r in rows}
+
+            def neighbours(new: Sequence[str]) -> list[str]:
+                return self._neighbours(tx, head.repo_id, head.live, new)
+
+            refused = check_request(request, live, head, neighbours)
             if refused is not None:
                 return refused
-            changed = _apply(tx, repo_id, request, live, now)
-            new_sum = store_checksum(live)
-            if changed:
-                version, updated = int(version) + 1, now
-                tx.q(
-                    "UPDATE ts_repos SET version = ?, checksum = ?, updated_at = ? WHERE id = ?",
-                    (version, new_sum, now, repo_id),
-                )
-                last = tx.q("SELECT MAX(id) FROM ts_history WHERE repo_id = ?", (repo_id,))
-                tx.q(
-                    "INSERT INTO ts_serials (repo_id, version, history_id) VALUES (?, ?, ?)",
-                    (repo_id, version, last[0][0]),
-                )
-        return WriteOk(Head(int(version), new_sum, float(updated)), tuple(changed))
+            before = dict(live)
+            changed = _apply(tx, head.repo_id, request, sums, live, now)
+            if not changed:
+                return WriteOk(Head(head.version, head.checksum, head.updated), ())
+            gone = [entry_element(k, before[k]) for k in changed if k in before]
+            added = [elements[k] for k in changed if k in live]
+            digest = digest_add(head.digest, added, gone)
+            version, new_sum = head.version + 1, digest_checksum(digest)
+            _store_head(
+                tx, head.repo_id, version, new_sum, now, digest, len(live) - len(before) + head.live
+            )
+            last = tx.q(  # the index's last row (MAX() with a WHERE scans the repository)
+                "SELECT id FROM ts_history WHERE repo_id = ? ORDER BY id DESC LIMIT 1",
+                (head.repo_id,),
+            )
+            tx.q(
+                "INSERT INTO ts_serials (repo_id, version, history_id) VALUES (?, ?, ?)",
+                (head.repo_id, version, last[0][0]),
+            )
+        return WriteOk(Head(version, new_sum, now), tuple(changed))
+
+    def _upgrade(self, tx: Tx) -> None:
+        """At startup, inside the schema transaction: re-fold the ``folded`` column when
+        the folding changed, and rebuild every digest that is missing or stale (a
+        database from before digests, or written by an older server)."""
+        mark = tx.q("SELECT value FROM ts_meta WHERE name = 'folding'")
+        if not mark or mark[0][0] != FOLDING:
+            refold = [
+                (fold_key(str(key)), repo_id, key)
+                for repo_id, key, folded in tx.q("SELECT repo_id, key, folded FROM ts_entries")
+                if fold_key(str(key)) != folded
+            ]
+            if refold:
+                tx.many("UPDATE ts_entries SET folded = ? WHERE repo_id = ? AND key = ?", refold)
+            tx.q(
+                "INSERT INTO ts_meta (name, value) VALUES ('folding', ?) ON CONFLICT (name)"
+                " DO UPDATE SET value = excluded.value",
+                (FOLDING,),
+            )
+        stale = tx.q(
+            "SELECT r.id, r.version, r.updated_at FROM ts_repos r LEFT JOIN ts_digests d"
+            " ON d.repo_id = r.id WHERE d.repo_id IS NULL OR d.version <> r.version"
+        )
+        for repo_id, version, updated in stale:
+            _rebuild_digest(tx, int(repo_id), int(version), float(updated))
 
     def last_content(self, repo: str, key: str) -> tuple[str, bool] | None:
         """``(content, deleted)`` of ``key``: a tombstone still holds what was deleted."""
@@ -326,14 +522,18 @@ def _repo_head(tx: Tx, repo: str) -> tuple[int, Head] | None:
     return int(repo_id), Head(int(version), str(check), float(updated))
 
 
-def _rows_for(tx: Tx, cols: str, where: str, repo_id: int, keys: Sequence[str]) -> list[Row]:
-    """``SELECT cols`` of the entries among ``keys`` (chunked ``IN`` lists, by primary key)."""
+def _rows_for(
+    tx: Tx, cols: str, where: str, repo_id: int, keys: Sequence[str], *, column: str = "key"
+) -> list[Row]:
+    """``SELECT cols`` of the entries whose ``column`` is among ``keys`` (chunked ``IN``
+    lists, by primary key or the ``folded`` index)."""
     rows: list[Row] = []
     for start in range(0, len(keys), IN_CHUNK):
         chunk = keys[start : start + IN_CHUNK]
         marks = ", ".join("?" for _ in chunk)
         rows += tx.q(
-            f"SELECT {cols} FROM ts_entries WHERE repo_id = ? AND {where} AND key IN ({marks})",
+            f"SELECT {cols} FROM ts_entries WHERE repo_id = ? AND {where}"
+            f" AND {column} IN ({marks})",
             (repo_id, *chunk),
         )
     return rows
@@ -345,12 +545,20 @@ def _shared_at(req: WriteRequest, key: str, now: float) -> float:
     return claimed if claimed is not None and 946_684_800.0 < claimed < now else now
 
 
-def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: float) -> list[str]:
-    """Write upserts then tombstones; mutate ``live``; return the keys that changed."""
+def _apply(
+    tx: Tx,
+    repo_id: int,
+    req: WriteRequest,
+    sums: Mapping[str, str],
+    live: dict[str, str],
+    now: float,
+) -> list[str]:
+    """Write upserts then tombstones; mutate ``live`` (the named rows); return the keys
+    that changed. ``sums`` holds the checksum of every upsert."""
     upserts: list[Sequence[object]] = []
     history: list[Sequence[object]] = []
     for key in sorted(req.upserts):
-        value = checksum(req.upserts[key])
+        value = sums[key]
         if live.get(key) == value:
             continue
         at = now if key in live else _shared_at(req, key, now)
@@ -370,6 +578,35 @@ def _apply(tx: Tx, repo_id: int, req: WriteRequest, live: dict[str, str], now: f
     if history:
         tx.many(HISTORY, history)
     return [str(h[3]) for h in history]
+
+
+def _store_head(
+    tx: Tx, repo_id: int, version: int, check: str, now: float, digest: int, live: int
+) -> None:
+    """The repository's new version and checksum, and its digest at that version."""
+    tx.q(
+        "UPDATE ts_repos SET version = ?, checksum = ?, updated_at = ? WHERE id = ?",
+        (version, check, now, repo_id),
+    )
+    tx.q(
+        "INSERT INTO ts_digests (repo_id, version, live, digest) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (repo_id) DO UPDATE SET version = excluded.version,"
+        " live = excluded.live, digest = excluded.digest",
+        (repo_id, version, live, format(digest, "x")),
+    )
+
+
+def _rebuild_digest(tx: Tx, repo_id: int, version: int, updated: float) -> Locked:
+    """Recompute a repository's digest from all its live rows (once: an upgrade, or a
+    repository an older server wrote), store it, and return the locked head."""
+    rows = tx.q(
+        "SELECT key, checksum FROM ts_entries WHERE repo_id = ? AND deleted = 0", (repo_id,)
+    )
+    digest = store_digest({str(r[0]): str(r[1]) for r in rows})
+    check = digest_checksum(digest)
+    tx.q("UPDATE ts_repos SET checksum = ? WHERE id = ?", (check, repo_id))
+    _store_head(tx, repo_id, version, check, updated, digest, len(rows))
+    return Locked(repo_id, version, updated, check, digest, len(rows))
 
 
 def _token(row: Row) -> TokenRecord:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from teamsync.errors import ConfigError, ServerError
+from teamsync.server.fairlock import WRITER_WAIT_S, FairLock
 from teamsync.server.storage_sql import Row, SqlStorage
 
 BUSY_TIMEOUT_MS = 30_000
@@ -33,6 +34,14 @@ class _Tx:
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         self.conn.executemany(sql, rows)
 
+    def stream(self, sql: str, params: Sequence[object], size: int) -> Iterator[list[Row]]:
+        cursor = self.conn.execute(sql, params)
+        try:
+            while rows := cursor.fetchmany(size):
+                yield rows
+        finally:
+            cursor.close()
+
 
 class SqliteStorage(SqlStorage):
     def __init__(self, url: str) -> None:
@@ -44,11 +53,12 @@ class SqliteStorage(SqlStorage):
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
-        self._writer = threading.Lock()
+        self._writer = FairLock()
         self._create_file()
         with self._tx(write=True) as tx:
             for stmt in self._schema():
                 tx.q(stmt)
+            self._upgrade(tx)
 
     def _create_file(self) -> None:
         try:
@@ -58,38 +68,67 @@ class SqliteStorage(SqlStorage):
             raise ConfigError(f"cannot create the database {self.path}: {exc.strerror}") from exc
         os.close(fd)
 
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        return conn
+
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(
-                self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
+            conn = self._open()
             self._local.conn = conn
             with self._guard:
                 self._conns.append(conn)
         return conn
 
     @contextmanager
+    def _read_apart(self) -> Iterator[_Tx]:
+        """A read transaction on a connection of its own (WAL: a snapshot that writers
+        do not block), closed with it."""
+        try:
+            conn = self._open()
+        except sqlite3.Error as exc:
+            raise ServerError(f"SQLite database {self.path} unavailable: {exc}") from exc
+        try:
+            yield from self._begin(conn, write=False)
+        finally:
+            conn.close()
+
+    @contextmanager
     def _tx(self, *, write: bool) -> Iterator[_Tx]:
         if not write:
             yield from self._run(write=False)
             return
-        # Writers queue on a process-local lock first: SQLite's busy handler polls with
-        # growing sleeps, which is unfair and spikes tail latency under contention.
+        # Writers queue on a process-local FIFO lock first: SQLite's busy handler polls
+        # with growing sleeps, which is unfair and spikes tail latency under contention.
         # BEGIN IMMEDIATE still serializes against other processes on the same file.
-        with self._writer:
+        if not self._writer.acquire(WRITER_WAIT_S):
+            raise ServerError(
+                f"SQLite database {self.path}: writers queued over {WRITER_WAIT_S:.0f} s"
+            )
+        try:
             yield from self._run(write=True)
+        finally:
+            self._writer.release()
 
     def _run(self, *, write: bool) -> Iterator[_Tx]:
         try:
             conn = self._conn()
+        except sqlite3.Error as exc:
+            raise ServerError(f"SQLite database {self.path} unavailable: {exc}") from exc
+        yield from self._begin(conn, write=write)
+
+    def _begin(self, conn: sqlite3.Connection, *, write: bool) -> Iterator[_Tx]:
+        try:
             conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.Error as exc:
             raise ServerError(f"SQLite database {self.path} unavailable: {exc}") from exc

@@ -12,11 +12,12 @@
   size of the JSON body (<= the server's advertised ``batch_bytes``, 200,000
   by default; an oversized entry goes alone, one that would pass the server's
   ``max_body_bytes`` even alone is held back and named) and sends every PUT
-  with a precondition:
-  ``If-Match: <store checksum>``, or ``If-None-Match: *`` when the store did
-  not exist (404) yet. 412 and 409 become :class:`PreconditionFailed`: the
-  engine re-snapshots, merges and retries, so a teammate's newer version is
-  never overwritten.
+  with a precondition: per key (``baseChecksums`` for every key it names) when
+  the server has that extension, so writers of different keys never refuse
+  each other; otherwise ``If-Match: <store checksum>``, or ``If-None-Match: *``
+  when the store did not exist (404) yet. 412 and 409 become
+  :class:`PreconditionFailed`: the engine re-snapshots, merges and retries, so
+  a teammate's newer version is never overwritten.
 - Extensions (per-key ``baseChecksums``, ``deletes``) are used only when the
   server advertises them (``X-Teamsync-Extensions`` header or the
   ``/capabilities`` probe). Against a plain server, deletes travel as Claude
@@ -63,8 +64,8 @@ from teamsync.wire import (
     ENTRIES_PATH,
     HISTORY_PATH,
     PATH,
+    is_store_checksum,
     repo_as_written,
-    store_checksum,
 )
 
 ENTRIES_EXT = "entries"
@@ -354,7 +355,7 @@ class RestBackend:
         merged = {k: v for k, v in listing.checksums.items() if k not in dropped}
         merged.update(sums)
         try:
-            if store_checksum(merged) != version:
+            if not is_store_checksum(merged, version):
                 return None
         except UnicodeEncodeError:  # a lone surrogate in a key: no store holds it
             return None
@@ -501,7 +502,7 @@ class RestBackend:
         held: dict[str, str] = {}
         for batch in plan.batches:
             try:
-                result = self._put(batch, version)
+                result = self._put(batch, None if _per_key(batch, ext) else version)
             except TooManyEntries as exc:
                 raise exc.after_partial_push(len(done), self._total_after(changes)) from None
             if isinstance(result, PreconditionFailed):
@@ -539,7 +540,7 @@ class RestBackend:
         """Read the hashes back: a push the server answered 200 to must show in its GET.
 
         When the new store checksum is exactly the one the pushed listing
-        gives (:func:`~teamsync.wire.store_checksum`), the read-back is
+        gives (:func:`~teamsync.wire.is_store_checksum`), the read-back is
         conditional and a 304 proves it in one small request; True then (the
         kept listing is exact). A key that reads differently is a teammate's
         newer write only if the server's version counter moved past our own
@@ -548,7 +549,7 @@ class RestBackend:
         local changes (never overwritten).
         """
         exact = expected is not None and version is not None
-        exact = exact and store_checksum(expected or {}) == version
+        exact = exact and is_store_checksum(expected or {}, version or "")
         headers = {"If-None-Match": version} if exact and version else {}
         status, head, body = self.http.send(
             "GET", PATH, params={"repo": self.repo, "view": "hashes"}, headers=headers
@@ -583,10 +584,17 @@ class RestBackend:
     ) -> tuple[str, int | None, dict[str, str]] | PreconditionFailed:
         """One PUT: ``(new checksum, version counter, refused key -> why)`` or the conflict.
 
-        A server may store a batch but for some entries (``rejectedEntries``: a
-        secret, a key it refuses); those come back with the server's reason.
+        The precondition is ``If-Match: version``, ``If-None-Match: *`` when the store
+        did not exist, or (``version`` None) none on the store: the batch carries a
+        per-key one for every key it names (:func:`_per_key`). A server may store a
+        batch but for some entries (``rejectedEntries``: a secret, a key it refuses);
+        those come back with the server's reason.
         """
-        headers = {"If-Match": version} if version else {"If-None-Match": "*"}
+        headers: dict[str, str] = {}
+        if version:
+            headers["If-Match"] = version
+        elif not batch.get("baseChecksums"):
+            headers["If-None-Match"] = "*"
         raw = json.dumps(batch, ensure_ascii=False).encode("utf-8")
         status, head, body = self.http.send(
             "PUT", PATH, params={"repo": self.repo}, headers=headers, content=raw
@@ -678,14 +686,28 @@ class RestBackend:
         self.http.close()
 
 
+def _per_key(batch: Mapping[str, Any], ext: Collection[str]) -> bool:
+    """True when every key of ``batch`` carries a ``baseChecksums`` precondition the
+    server checks: the PUT then needs no store-wide ``If-Match``, so teammates who
+    write different keys never refuse each other (only a key someone else changed
+    gives 409, for that key)."""
+    if "baseChecksums" not in ext:
+        return False
+    cas = batch.get("baseChecksums") or {}
+    named = [*batch.get("entries", {}), *batch.get("deletes", [])]
+    return bool(named) and all(key in cas for key in named)
+
+
 def _expected_after(
     prev: Snapshot | None, done: Mapping[str, str], deletes: Sequence[str]
 ) -> dict[str, str] | None:
-    """The store's listing after a push that ran under store preconditions, when exact.
+    """The store's listing after a push, if nobody else wrote meanwhile.
 
-    Every PUT carries ``If-Match`` (or ``If-None-Match: *``), so a 200 means the
-    store was exactly the planned listing plus our batches. Refused entries
-    live on the server too, unlisted here: then the listing is not known.
+    Under ``If-Match`` a 200 means the store was exactly the planned listing
+    plus our batches; under per-key preconditions a teammate may have written
+    other keys, which :meth:`RestBackend._verify` sees as a store checksum other
+    than this listing's (and then reads the listing back). Refused entries live
+    on the server too, unlisted here: then the listing is not known.
     """
     if prev is None or prev.rejected:
         return None

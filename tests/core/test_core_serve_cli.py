@@ -17,6 +17,7 @@ import httpx2
 import pytest
 
 from testing.gitrepos import TEAMSYNC, memory
+from testing.server import wait_healthy
 
 
 @pytest.fixture
@@ -34,15 +35,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, list[str]]]:
     err: list[str] = []
     threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True).start()  # type: ignore[arg-type]
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx2.get(url + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx2.TransportError:
-            pass
-        assert time.monotonic() < deadline and proc.poll() is None, "".join(err)
-        time.sleep(0.1)
+    assert wait_healthy(url, proc), "".join(err)
     try:
         yield url, db, err
     finally:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,13 @@ import pytest
 
 from teamsync.server.storage import open_storage
 from testing.gitrepos import TEAMSYNC, fake_token, memory
-from testing.server import app_for, free_port, make_rest_team, token_for, uvicorn_server
+from testing.server import (
+    app_for,
+    make_rest_team,
+    served_process,
+    token_for,
+    uvicorn_server,
+)
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -30,31 +35,8 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 @pytest.fixture
 def served(sqlite_url: str) -> Iterator[str]:
     """`teamsync serve` as a real subprocess on a free loopback port."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [TEAMSYNC, "serve", "--port", str(port), "--db", sqlite_url],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx2.get(url + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx2.TransportError:
-            pass
-        if time.monotonic() > deadline or proc.poll() is not None:
-            proc.kill()
-            pytest.fail(f"teamsync serve did not start: {proc.communicate()[1][-2000:]}")
-        time.sleep(0.1)
-    try:
+    with served_process(sqlite_url) as url:
         yield url
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=20)
-        assert proc.returncode in (0, -15), err
 
 
 def test_token_cli_prints_once_and_stores_only_a_hash(sqlite_url: str) -> None:

@@ -9,6 +9,7 @@ by :mod:`testing.counting`; a tampering wrapper plays the hostile server.
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
 from collections.abc import Callable
@@ -46,9 +47,12 @@ class Tamper:
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body"):
-                    data = json.loads(b"".join(chunks))
+                    raw = b"".join(chunks)
+                    zipped = (b"content-encoding", b"gzip") in start["headers"]
+                    data = json.loads(gzip.decompress(raw) if zipped else raw)
                     body = json.dumps(self.edit(data) if "since" in data else data).encode()
-                    headers = [(k, v) for k, v in start["headers"] if k != b"content-length"]
+                    drop = (b"content-length", b"content-encoding")
+                    headers = [(k, v) for k, v in start["headers"] if k not in drop]
                     headers.append((b"content-length", str(len(body)).encode()))
                     await send({**start, "headers": headers})
                     await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,523 @@
+"""The server under load: closed-loop keep-alive clients against a real ``teamsync serve``.
+
+Loopback only, every cell bounded in time. On SQLite (``synchronous=FULL``) and on
+PostgreSQL with its durability on (``fsync``, synchronous commit, full page
+writes), one server process, and for PostgreSQL also two (``--workers 2``):
+
+- ``own-repo PUT``: each client upserts one key of its own repository;
+- ``one-repo PUT, per-key CAS``: every client writes its own keys of one busy
+  repository, each PUT with ``baseChecksums`` (teamsync's client); the share
+  accepted on the first try is printed;
+- ``one-repo PUT, If-Match``: the same with a whole-store ``If-Match`` instead
+  (Claude Code's own client; the peer in this run): a 412 re-reads the head
+  and retries (up to 50 times). Its row counts accepted updates, so latency
+  and CPU are per accepted update, retries included;
+- ``PUT into N entries``: one-entry PUTs into a repository of 100, 10,000 and
+  50,000 entries (the server's CPU per PUT should not grow with N);
+- ``304 at N entries``: conditional GETs of those repositories;
+- ``full listing``: one GET of the 50,000-entry repository, then eight at once,
+  with the server's peak RSS above its resting RSS (``/proc``, ``clear_refs``);
+  its p50 column is the wall time of the round.
+
+Each cell prints req/s, p50/p99 (ms), the statuses that were not 200/304 (0: a
+transport error, such as a kept-alive connection the server closed while a
+starved client thread sat on it),
+server CPU per request (ms, all server processes) and server RSS (MB). After
+the PUT cells of each database, the bench checks that no update was lost:
+every acknowledged PUT's value is in the final listing (each key is written by
+one client, so its last acknowledged value must be the stored one) and every
+acknowledged PUT is in the repository's history.
+
+    nice .venv/bin/python bench/server_load.py [--seconds 3] [--clients 8,32,128]
+        [--db sqlite,postgres] [--teamsync PATH]
+
+``--teamsync`` runs another build's ``teamsync`` (an older checkout's
+``.venv/bin/teamsync``) for a before/after comparison on the same machine.
+The client threads share the machine with the server: on two cores, 128
+Python clients cost the server CPU time, so read latency at 128 as an upper bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from testing.postgres import start_cluster  # noqa: E402
+from testing.server import free_port  # noqa: E402
+
+PATH = "/api/claude_code/team_memory"
+SIZES = (100, 10_000, 50_000)
+IF_MATCH_MOST = 32
+"""Whole-store If-Match clients at most: at 128 an accepted update took 88 s (SQLite run),
+so that cell alone would outlast the rest of the bench."""
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+# -- the server process ------------------------------------------------------------------
+@dataclass
+class Server:
+    proc: subprocess.Popen[bytes]
+    url: str
+
+    def pids(self) -> list[int]:
+        kids = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        extra = [int(p) for p in kids.read_text().split()] if kids.exists() else []
+        return [self.proc.pid, *extra]
+
+    def cpu(self) -> float:
+        total = 0.0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / TICK
+        return total
+
+    def _status(self, name: str) -> float:
+        total = 0.0
+        for pid in self.pids():
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith(name + ":"):
+                        total += int(line.split()[1]) / 1024
+            except OSError:
+                continue
+        return total
+
+    def rss(self) -> float:
+        return self._status("VmRSS")
+
+    def peak(self) -> float:
+        return self._status("VmHWM")
+
+    def reset_peak(self) -> None:
+        for pid in self.pids():
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def serve(teamsync: str, db_url: str, workers: int) -> Server:
+    port = free_port()
+    argv = [teamsync, "serve", "--port", str(port), "--db", db_url, "--max-entries", "60000"]
+    if workers > 1:
+        argv += ["--workers", str(workers)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(400):
+        try:
+            if httpx2.get(url + "/healthz", timeout=1).status_code == 200:
+                time.sleep(0.5 if workers > 1 else 0)  # every worker up
+                return Server(proc, url)
+        except httpx2.TransportError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("teamsync serve did not start")
+
+
+def token(teamsync: str, db_url: str, repo: str) -> str:
+    made = subprocess.run(
+        [teamsync, "--json", "token", "create", "--repo", repo, "--db", db_url],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return str(json.loads(made.stdout)["token"])
+
+
+# -- closed-loop load ---------------------------------------------------------------------
+@dataclass
+class Cell:
+    name: str
+    clients: int
+    rps: float = 0.0
+    p50: float = 0.0
+    p99: float = 0.0
+    n: int = 0
+    other: Counter[int] = field(default_factory=Counter)
+    cpu_ms: float = 0.0
+    rss: float = 0.0
+    note: str = ""
+
+
+Step = Callable[[httpx2.Client, int, int], int]
+"""(client, client id, request number) -> status; may send several requests (retries)."""
+
+
+def load(
+    server: Server,
+    name: str,
+    clients: int,
+    seconds: float,
+    step: Step,
+    tokens: Callable[[int], str],
+) -> Cell:
+    lat: list[float] = []
+    statuses: Counter[int] = Counter()
+    lock = threading.Lock()
+    ready = threading.Barrier(clients + 1)
+    stop_at = [0.0]
+
+    def worker(cid: int) -> None:
+        mine: list[float] = []
+        seen: Counter[int] = Counter()
+        auth = {"Authorization": f"Bearer {tokens(cid)}"}
+        limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+        with httpx2.Client(base_url=server.url, headers=auth, timeout=60, limits=limits) as c:
+            c.get("/healthz")  # the connection, opened before the clock starts
+            ready.wait()
+            i = 0
+            while time.perf_counter() < stop_at[0]:
+                t0 = time.perf_counter()
+                try:
+                    seen[step(c, cid, i)] += 1
+                except httpx2.TransportError:  # counted as status 0; the next request reconnects
+                    seen[0] += 1
+                mine.append(time.perf_counter() - t0)
+                i += 1
+        with lock:
+            lat.extend(mine)
+            statuses.update(seen)
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(clients)]
+    for t in threads:
+        t.start()
+    stop_at[0] = time.perf_counter() + 3600
+    ready.wait()
+    cpu0, start = server.cpu(), time.perf_counter()
+    stop_at[0] = start + seconds
+    for t in threads:
+        t.join(seconds + 120)
+    wall = time.perf_counter() - start
+    cpu = server.cpu() - cpu0
+    lat.sort()
+    cell = Cell(name, clients, n=len(lat), rss=server.rss())
+    if lat:
+        cell.rps = len(lat) / wall
+        cell.p50 = statistics.median(lat) * 1000
+        cell.p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000
+        cell.cpu_ms = cpu * 1000 / len(lat)
+    cell.other = Counter({s: k for s, k in statuses.items() if s not in (200, 304)})
+    return cell
+
+
+class Writes:
+    """Every acknowledged PUT: (repo, key) -> checksums in order, for the lost-update check."""
+
+    def __init__(self) -> None:
+        self.acked: dict[tuple[str, str], list[str]] = {}
+        self.lock = threading.Lock()
+
+    def ack(self, repo: str, key: str, value: str) -> None:
+        with self.lock:
+            self.acked.setdefault((repo, key), []).append(value)
+
+
+def put(c: httpx2.Client, repo: str, body: dict[str, object], headers: dict[str, str]) -> int:
+    return c.put(PATH, params={"repo": repo}, json=body, headers=headers).status_code
+
+
+def own_repo(writes: Writes, tag: str) -> Step:
+    """Each client upserts one key of its own repository (per-key CAS on its last value;
+    one step object for every cell, so a client knows what it wrote in the last one)."""
+    last: dict[int, str | None] = {}
+
+    def step(c: httpx2.Client, cid: int, i: int) -> int:
+        repo, key, text = f"acme/own{cid}", "note.md", f"{tag} client {cid} put {i}\n"
+        status = put(c, repo, {"entries": {key: text}, "baseChecksums": {key: last.get(cid)}}, {})
+        if status == 200:
+            last[cid] = sha(text)
+            writes.ack(repo, key, sha(text))
+        elif status == 409:  # never expected: nobody else writes this repository
+            got = c.get(PATH, params={"repo": repo, "view": "hashes"}).json()
+            last[cid] = got["entryChecksums"].get(key)
+        return status
+
+    return step
+
+
+def one_repo_cas(writes: Writes, repo: str, tag: str, first_try: Counter[bool]) -> Step:
+    """Each client writes its own keys of ``repo``; a 409 (never expected) re-reads them."""
+    last: dict[tuple[int, int], str | None] = {}
+
+    def step(c: httpx2.Client, cid: int, i: int) -> int:
+        key = f"{tag}/c{cid}/k{i % 4}.md"
+        text = f"{tag} client {cid} put {i}\n"
+        for attempt in range(20):
+            base = last.get((cid, i % 4))
+            status = put(c, repo, {"entries": {key: text}, "baseChecksums": {key: base}}, {})
+            if status == 200:
+                with writes.lock:
+                    first_try[attempt == 0] += 1
+                last[(cid, i % 4)] = sha(text)
+                writes.ack(repo, key, sha(text))
+                return 200
+            if status != 409:
+                return status
+            got = c.get(PATH, params={"repo": repo, "view": "hashes"}).json()
+            last[(cid, i % 4)] = got["entryChecksums"].get(key)
+        return 409
+
+    return step
+
+
+def one_repo_if_match(writes: Writes, repo: str, tag: str, first_try: Counter[bool]) -> Step:
+    """Whole-store ``If-Match`` (Claude Code's client): on 412 re-read the head, retry."""
+    etags: dict[int, str] = {}
+
+    def step(c: httpx2.Client, cid: int, i: int) -> int:
+        key, text = f"{tag}/c{cid}.md", f"{tag} client {cid} put {i}\n"
+        for attempt in range(50):
+            if cid not in etags:
+                head = c.get(PATH, params={"repo": repo, "view": "hashes"})
+                if head.status_code != 200:
+                    return head.status_code
+                etags[cid] = head.json()["checksum"]
+            status = put(c, repo, {"entries": {key: text}}, {"If-Match": etags[cid]})
+            if status == 200:
+                with writes.lock:
+                    first_try[attempt == 0] += 1
+                writes.ack(repo, key, sha(text))
+                etags.pop(cid)
+                return 200
+            etags.pop(cid, None)
+            if status != 412:
+                return status
+        return 412
+
+    return step
+
+
+def not_modified(repo: str, etag: str) -> Step:
+    def step(c: httpx2.Client, cid: int, i: int) -> int:
+        return c.get(PATH, params={"repo": repo}, headers={"If-None-Match": etag}).status_code
+
+    return step
+
+
+# -- setup and checks ---------------------------------------------------------------------
+def prefill(url: str, tok: str, repo: str, n: int) -> str:
+    """``n`` entries of about 100 bytes in ``repo`` (batches under 200,000 bytes); its ETag."""
+    entries = {f"notes/topic-{i:06}.md": f"memory {i}: " + "x" * 80 + "\n" for i in range(n)}
+    keys = sorted(entries)
+    with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {tok}"}, timeout=120) as c:
+        for start in range(0, n, 1500):
+            batch = {k: entries[k] for k in keys[start : start + 1500]}
+            assert put(c, repo, {"entries": batch}, {}) == 200
+        return c.get(PATH, params={"repo": repo, "view": "hashes"}).headers["etag"].strip('"')
+
+
+def check_no_lost_update(url: str, tokens: dict[str, str], writes: Writes) -> str:
+    repos = sorted({repo for repo, _ in writes.acked})
+    lost_final, lost_history, total = 0, 0, 0
+    for repo in repos:
+        auth = {"Authorization": f"Bearer {tokens[repo]}"}
+        with httpx2.Client(base_url=url, headers=auth, timeout=120) as c:
+            listed = c.get(PATH, params={"repo": repo, "view": "hashes"}).json()["entryChecksums"]
+            seen: set[tuple[str, str]] = set()
+            after = 0
+            while True:
+                page = c.get(
+                    PATH + "/history", params={"repo": repo, "after": after, "limit": 1000}
+                )
+                data = page.json()
+                seen.update((i["key"], i["checksum"]) for i in data["items"])
+                if data["next_after"] is None:
+                    break
+                after = data["next_after"]
+        for (r, key), values in writes.acked.items():
+            if r != repo:
+                continue
+            total += len(values)
+            lost_final += listed.get(key) != values[-1]
+            lost_history += sum((key, v) not in seen for v in values)
+    verdict = "OK" if lost_final == lost_history == 0 else "LOST UPDATES"
+    return (
+        f"{verdict}: {total} acknowledged PUTs in {len(repos)} repositories; "
+        f"{lost_final} keys whose final value is not their last acknowledged one, "
+        f"{lost_history} acknowledged PUTs missing from the history"
+    )
+
+
+def full_listing(server: Server, repo: str, tok: str) -> list[Cell]:
+    out = []
+    auth = {"Authorization": f"Bearer {tok}", "Accept-Encoding": "identity"}
+    for clients in (1, 8):
+        time.sleep(0.5)
+        rest = server.rss()
+        server.reset_peak()
+        sizes: list[int] = []
+        lock = threading.Lock()
+
+        def one(sizes: list[int] = sizes, lock: threading.Lock = lock) -> None:
+            with httpx2.Client(base_url=server.url, headers=auth, timeout=120) as c:
+                body = c.get(PATH, params={"repo": repo}).content
+            with lock:
+                sizes.append(len(body))
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=one) for _ in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        wall = time.perf_counter() - t0
+        cell = Cell(f"full listing ({sizes[0] / 1e6:.0f} MB)", clients, n=len(sizes))
+        cell.rps = len(sizes) / wall
+        cell.rss = server.rss()
+        cell.p50 = wall * 1000
+        cell.note = f"peak RSS {server.peak() - rest:+.0f} MB over resting {rest:.0f} MB"
+        out.append(cell)
+    return out
+
+
+# -- the run -------------------------------------------------------------------------------
+def run_db(
+    label: str, db_url: str, teamsync: str, clients: list[int], seconds: float, workers: int
+) -> list[Cell]:
+    repos = {f"acme/own{c}" for c in range(max(clients))}
+    repos |= {"acme/busy-cas", "acme/busy-match", *(f"acme/size{n}" for n in SIZES)}
+    tokens = {repo: token(teamsync, db_url, repo) for repo in sorted(repos)}
+    server = serve(teamsync, db_url, workers)
+    cells: list[Cell] = []
+    writes = Writes()
+    try:
+        for size in SIZES:
+            prefill(server.url, tokens[f"acme/size{size}"], f"acme/size{size}", size)
+        for busy in ("acme/busy-cas", "acme/busy-match"):
+            prefill(server.url, tokens[busy], busy, 1)
+        own = own_repo(writes, label)
+        for n in clients:
+            cells.append(load(server, "own-repo PUT", n, seconds, own,
+                              lambda cid: tokens[f"acme/own{cid}"]))  # fmt: skip
+        for n in clients:
+            first: Counter[bool] = Counter()
+            step = one_repo_cas(writes, "acme/busy-cas", f"{label}{n}", first)
+            cell = load(server, "one-repo PUT, per-key CAS", n, seconds, step,
+                        lambda cid: tokens["acme/busy-cas"])  # fmt: skip
+            cell.note = f"{100 * first[True] / max(1, sum(first.values())):.1f}% first try"
+            cells.append(cell)
+        for n in [c for c in clients if c <= IF_MATCH_MOST]:
+            first = Counter()
+            step = one_repo_if_match(writes, "acme/busy-match", f"{label}{n}", first)
+            cell = load(server, "one-repo PUT, If-Match", n, seconds, step,
+                        lambda cid: tokens["acme/busy-match"])  # fmt: skip
+            cell.note = f"{100 * first[True] / max(1, sum(first.values())):.1f}% first try"
+            cells.append(cell)
+        for size in SIZES:
+            repo = f"acme/size{size}"
+            first = Counter()
+            step = one_repo_cas(writes, repo, f"{label}-size", first)
+            cells.append(load(server, f"PUT into {size:,} entries", clients[0], seconds, step,
+                              lambda cid, r=repo: tokens[r]))  # fmt: skip
+        for size in SIZES:
+            repo = f"acme/size{size}"
+            head = httpx2.get(server.url + PATH, params={"repo": repo, "view": "hashes"},
+                              headers={"Authorization": f"Bearer {tokens[repo]}"}, timeout=60)  # fmt: skip
+            for n in (clients[0], clients[-1]) if size == SIZES[-1] else (clients[0],):
+                cells.append(load(server, f"304 at {size:,} entries", n, seconds,
+                                  not_modified(repo, head.headers["etag"]),
+                                  lambda cid, r=repo: tokens[r]))  # fmt: skip
+        cells += full_listing(server, f"acme/size{SIZES[-1]}", tokens[f"acme/size{SIZES[-1]}"])
+        print(f"  [{label}] no lost update: {check_no_lost_update(server.url, tokens, writes)}",
+              flush=True)  # fmt: skip
+    finally:
+        server.stop()
+    return cells
+
+
+def show(label: str, cells: list[Cell]) -> None:
+    print(f"\n{label}")
+    head = f"{'scenario':30} {'clients':>7} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}"
+    print(head + f" {'CPU ms/req':>10} {'RSS MB':>7}  other statuses / note")
+    for c in cells:
+        other = ", ".join(f"{s}×{k}" for s, k in sorted(c.other.items())) or "-"
+        print(
+            f"{c.name:30} {c.clients:>7} {c.rps:>8.0f} {c.p50:>8.1f} {c.p99:>8.1f}"
+            f" {c.cpu_ms:>10.2f} {c.rss:>7.0f}  {other}  {c.note}",
+            flush=True,
+        )
+
+
+def targets(label: str, cells: list[Cell]) -> None:
+    by = {(c.name, c.clients): c for c in cells}
+    small = next(c for c in cells if c.name == f"PUT into {SIZES[0]:,} entries")
+    big = next(c for c in cells if c.name == f"PUT into {SIZES[-1]:,} entries")
+    own8 = by.get(("own-repo PUT", 8))
+    cas32 = by.get(("one-repo PUT, per-key CAS", 32))
+    listing = next(c for c in cells if c.name.startswith("full listing") and c.clients == 1)
+    print(f"  [{label}] targets (a quiet machine's; this one is shared):")
+    if own8:
+        print(f"    one-entry PUT p50 at 8 clients: {own8.p50:.1f} ms (target <= 10)")
+    ratio = big.cpu_ms / small.cpu_ms if small.cpu_ms else float("nan")
+    print(f"    PUT CPU at {SIZES[-1]:,} / at {SIZES[0]} entries: {big.cpu_ms:.2f} / "
+          f"{small.cpu_ms:.2f} ms = {ratio:.2f}x (target <= 1.5)")  # fmt: skip
+    print(f"    full listing of {SIZES[-1]:,}: {listing.note} (target <= +100 MB)")
+    if cas32:
+        print(f"    one repository, per-key CAS, 32 clients: {cas32.note} (target >= 95%)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="per cell")
+    parser.add_argument("--clients", default="8,32,128")
+    parser.add_argument("--db", default="sqlite,postgres")
+    parser.add_argument("--teamsync", default=str(Path(sys.executable).with_name("teamsync")))
+    parser.add_argument("--no-two-processes", action="store_true")
+    args = parser.parse_args()
+    clients = [int(c) for c in args.clients.split(",")]
+    print(f"load average before: {Path('/proc/loadavg').read_text().strip()}; "
+          f"{os.cpu_count()} CPUs; teamsync: {args.teamsync}", flush=True)  # fmt: skip
+    dbs = args.db.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        if "sqlite" in dbs:
+            url = f"sqlite:///{tmp}/server.sqlite3"
+            cells = run_db("sqlite", url, args.teamsync, clients, args.seconds, 1)
+            show("SQLite (synchronous=FULL), 1 process", cells)
+            targets("sqlite", cells)
+        if "postgres" in dbs:
+            cluster = start_cluster(durable=True)
+            try:
+                runs = [(1, cluster.create_database())]
+                if not args.no_two_processes:
+                    runs.append((2, cluster.create_database()))
+                for workers, url in runs:
+                    label = f"postgres x{workers}"
+                    cells = run_db(label, url, args.teamsync, clients, args.seconds, workers)
+                    show(f"PostgreSQL (fsync on), {workers} process(es)", cells)
+                    targets(label, cells)
+            finally:
+                cluster.stop()
+    print(f"\nload average after: {Path('/proc/loadavg').read_text().strip()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
