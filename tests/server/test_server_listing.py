@@ -30,9 +30,19 @@ def _whole(storage: Storage, *, hashes: bool) -> dict[str, object]:
     h = state.head
     common = {"checksum": h.checksum, "version": h.version, "lastModified": iso(h.last_modified)}
     stamps = {k: iso(v) for k, v in state.updated_at.items()}
+    gone = {k: round(t * 1000) for k, t in storage.tombstones(REPO).items()}
     if hashes:
-        return {**common, "entryChecksums": dict(state.checksums), "entryLastModified": stamps}
-    content = {"entries": dict(state.entries or {}), "entryChecksums": dict(state.checksums)}
+        return {
+            **common,
+            "entryChecksums": dict(state.checksums),
+            "entryLastModified": stamps,
+            "deletedEntries": gone,
+        }
+    content = {
+        "entries": dict(state.entries or {}),
+        "entryChecksums": dict(state.checksums),
+        "deletedEntries": gone,
+    }
     return {"repo": REPO, **common, "content": content, "entryLastModified": stamps}
 
 
