@@ -38,7 +38,7 @@ from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restor
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
 from teamsync.sync.recover import recover_bases
-from teamsync.sync.renames import follow_renames, redo_renames
+from teamsync.sync.renames import follow_renames, redo_renames, renames_in
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
@@ -152,6 +152,7 @@ class _Run:
             applier.team, state, local.checksums, snap.checksums, skip, local.unknown
         )
         applier.report.add(applier.report.renamed, [f"{o} -> {n}" for o, n in moved.followed])
+        state.record_renames((o, n, local.checksums[n]) for o, n in moved.followed)
         try:
             outcome = self._rest(snap, local)
         finally:
@@ -196,6 +197,12 @@ class _Run:
         if progress is not None:
             progress.start(total)
         more = applier.apply_local(writes, progress)
+        report = applier.report
+        state.record_renames(
+            (old, new, c)
+            for old, new, c in renames_in(incoming, incoming=True)
+            if old in report.deleted and new in report.written
+        )
         if not local.unknown:  # an index rebuilt without the unknown folder would drop it
             more = applier.fix_index(writes, local.checksums) or more
         mark = RemoteMark(snap.version, snap.serial)
@@ -204,6 +211,11 @@ class _Run:
             if not isinstance(result, Applied):
                 return "again"
             applier.pushed(changes, result)
+            state.record_renames(
+                (old, new, c)
+                for old, new, c in renames_in(outgoing, incoming=False)
+                if old in changes.deletes and new in changes.upserts
+            )
             mark = RemoteMark(result.version, result.serial)
             if progress is not None:
                 progress.advance(len(changes.upserts) + len(changes.deletes))
@@ -216,13 +228,15 @@ class _Run:
         base = state.checksums()
         skip = set(snap.rejected) | set(local.rejected)
         history = self.backend if snap.version is not None else None  # an empty remote has none
+        renamed = state.renamed_keys()
         recovered = recover_bases(
             base,
             local.checksums,
             snap.checksums,
             history,
             skip,
-            synced_here=lambda key: bool(state.past_checksums(key)),
+            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
+            known=state.known_checksums,
         )
         report.add(report.recovered, sorted(recovered))
         plan_base = {**base, **recovered}

@@ -36,7 +36,7 @@ from teamsync.errors import TeamsyncError
 from teamsync.security.fs import SafeDir
 from teamsync.security.keys import fold_key
 from teamsync.sync.base import checksum
-from teamsync.sync.plan import is_below
+from teamsync.sync.plan import DELETE_LOCAL, DELETE_REMOTE, PULL, PUSH, Step, is_below
 from teamsync.sync.state import BaseStore
 
 
@@ -138,3 +138,21 @@ def redo_renames(team: SafeDir, state: BaseStore, redo: Collection[tuple[str, st
         if _stored(team, old) and not _stored(team, new):
             again = move_local(team, state, old, new) or again
     return again
+
+
+def renames_in(steps: Collection[Step], *, incoming: bool) -> list[tuple[str, str, str]]:
+    """``(old, new, checksum)`` for each rename in a round's steps: a delete and a create
+    of the same content (pulled when ``incoming``, else pushed), paired one to one."""
+    gone: dict[str, list[str]] = {}
+    deleting, creating = (DELETE_LOCAL, PULL) if incoming else (DELETE_REMOTE, PUSH)
+    for s in sorted(steps, key=lambda s: s.key):
+        content = s.local if incoming else s.remote
+        if s.action == deleting and content is not None:
+            gone.setdefault(content, []).append(s.key)
+    out = []
+    for s in sorted(steps, key=lambda s: s.key):
+        content = s.remote if incoming else s.local
+        fresh = s.base is None and (s.local if incoming else s.remote) is None
+        if s.action == creating and fresh and content is not None and gone.get(content):
+            out.append((gone[content].pop(0), s.key, content))
+    return out
