@@ -88,21 +88,37 @@ def move_local(team: SafeDir, state: BaseStore, old: str, new: str) -> bool:
     return True
 
 
-def follow_renames(
-    team: SafeDir,
-    state: BaseStore,
-    local: MutableMapping[str, str],
+@dataclass(frozen=True)
+class Move:
+    """One local move a round wants: ``follow`` (the remote renamed ``old`` to ``new``,
+    this side edited ``old``), ``meet`` (created under two spellings: ``old`` here takes
+    the remote's ``new``) or ``redo`` (this side renamed ``old`` to ``new`` and the
+    remote edited ``old``: the file goes back to ``old`` for the round)."""
+
+    old: str
+    new: str
+    kind: str
+
+    @property
+    def source(self) -> str:
+        """The local name the file is moved from."""
+        return self.new if self.kind == "redo" else self.old
+
+    @property
+    def target(self) -> str:
+        return self.old if self.kind == "redo" else self.new
+
+
+def find_renames(
+    base: Mapping[str, str],
+    local: Mapping[str, str],
     remote: Mapping[str, str],
     skip: Collection[str],
     unknown: Collection[str],
-) -> Renames:
-    """Line up case-only renames with edits made meanwhile (see the module docstring).
-
-    ``local`` is updated to the moves made; the base store is re-keyed for a
-    followed remote rename.
-    """
-    done = Renames()
-    base = state.checksums()
+) -> list[Move]:
+    """The moves that line up case-only renames with edits made meanwhile (see the module
+    docstring). Pure: nothing is moved, so a guard can stop the round first."""
+    moves = []
     keys = [
         k
         for k in base.keys() | local.keys() | remote.keys()
@@ -112,22 +128,53 @@ def follow_renames(
         for old, new in ((a, b), (b, a)):
             if old not in base and new not in base:
                 only_here = old in local and old not in remote
-                only_there = new in remote and new not in local
-                if only_here and only_there and move_local(team, state, old, new):
-                    local[new] = local.pop(old)  # a create/create under two spellings
-                    done.followed.append((old, new))
+                if only_here and new in remote and new not in local:
+                    moves.append(Move(old, new, "meet"))  # a create/create under two spellings
                 continue
             if old not in base or new in base:
                 continue
             if old in local and new not in local and new in remote and old not in remote:
-                if local[old] != base[old] and move_local(team, state, old, new):
-                    local[new] = local.pop(old)
-                    state.advance({new: (base[old], state.content(old) or ""), old: None})
-                    done.followed.append((old, new))
+                if local[old] != base[old]:
+                    moves.append(Move(old, new, "follow"))
             elif new in local and old not in local and old in remote and new not in remote:
-                if remote[old] != base[old] and move_local(team, state, new, old):
-                    local[old] = local.pop(new)
-                    done.redo.append((old, new))
+                if remote[old] != base[old]:
+                    moves.append(Move(old, new, "redo"))
+    return moves
+
+
+def preview(
+    moves: Collection[Move], local: Mapping[str, str], base: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``local`` and ``base`` as they would be once ``moves`` are made."""
+    after, after_base = dict(local), dict(base)
+    for m in moves:
+        if m.source in after:
+            after[m.target] = after.pop(m.source)
+        if m.kind == "follow" and m.old in after_base:
+            after_base[m.new] = after_base.pop(m.old)
+    return after, after_base
+
+
+def make_moves(
+    team: SafeDir,
+    state: BaseStore,
+    moves: Collection[Move],
+    local: MutableMapping[str, str],
+    base: Mapping[str, str],
+) -> Renames:
+    """Make ``moves`` (:func:`find_renames`); ``local`` is updated to the moves made and
+    the base store re-keyed for a followed remote rename."""
+    done = Renames()
+    for m in moves:
+        if not move_local(team, state, m.source, m.target):
+            continue
+        local[m.target] = local.pop(m.source)
+        if m.kind == "follow":
+            state.advance({m.new: (base[m.old], state.content(m.old) or ""), m.old: None})
+        if m.kind == "redo":
+            done.redo.append((m.old, m.new))
+        else:
+            done.followed.append((m.old, m.new))
     return done
 
 
