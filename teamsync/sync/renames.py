@@ -14,7 +14,10 @@ follows such a pair so the edit and the rename meet under one name:
 - **both sides created it, spelled differently** (``Deploy.md`` new here,
   ``deploy.md`` new on the remote): the local file takes the remote's
   spelling, and the two meet as an ordinary create/create (a merge, or a
-  conflict copy holding this side's text);
+  conflict copy holding this side's text). When both sides renamed one
+  memory two ways (``fixnote.md`` to ``Fixnote.md`` there, to ``ﬁxnote.md``
+  here), the spelling only the base still holds carries its base over, so the
+  two meet 3-way: an edit made with the rename is pushed, not copied aside;
 - **this side renamed, the remote edited the old name** (``deploy.md`` new
   here, ``Deploy.md`` edited on the remote): for this round the local file
   goes back to the old name, so the edit is pulled (or merged) into it; when
@@ -98,6 +101,9 @@ class Move:
     old: str
     new: str
     kind: str
+    rebase: str | None = None
+    """``meet``: a third spelling only the base still holds (the name both sides renamed
+    from); its base moves to ``new``, so the two sides meet 3-way, not as two creates."""
 
     @property
     def source(self) -> str:
@@ -119,17 +125,17 @@ def find_renames(
     """The moves that line up case-only renames with edits made meanwhile (see the module
     docstring). Pure: nothing is moved, so a guard can stop the round first."""
     moves = []
-    keys = [
-        k
-        for k in base.keys() | local.keys() | remote.keys()
-        if k not in skip and not is_below(k, unknown)
-    ]
+    gone = {fold_key(k): k for k in base if k not in local and k not in remote and k not in skip}
+    # A spelling neither side holds any more (only the base remembers it) takes no part:
+    # ``fixnote.md`` renamed to ``Fixnote.md`` there and to ``ﬁxnote.md`` here is a pair.
+    keys = [k for k in local.keys() | remote.keys() if k not in skip and not is_below(k, unknown)]
     for a, b in _pairs(keys):
         for old, new in ((a, b), (b, a)):
             if old not in base and new not in base:
                 only_here = old in local and old not in remote
                 if only_here and new in remote and new not in local:
-                    moves.append(Move(old, new, "meet"))  # a create/create under two spellings
+                    # a create/create under two spellings, or one memory renamed two ways
+                    moves.append(Move(old, new, "meet", gone.get(fold_key(new))))
                 continue
             if old not in base or new in base:
                 continue
@@ -150,8 +156,9 @@ def preview(
     for m in moves:
         if m.source in after:
             after[m.target] = after.pop(m.source)
-        if m.kind == "follow" and m.old in after_base:
-            after_base[m.new] = after_base.pop(m.old)
+        moved = m.old if m.kind == "follow" else m.rebase
+        if moved is not None and moved in after_base:
+            after_base[m.new] = after_base.pop(moved)
     return after, after_base
 
 
@@ -169,8 +176,9 @@ def make_moves(
         if not move_local(team, state, m.source, m.target):
             continue
         local[m.target] = local.pop(m.source)
-        if m.kind == "follow":
-            state.advance({m.new: (base[m.old], state.content(m.old) or ""), m.old: None})
+        moved = m.old if m.kind == "follow" else m.rebase
+        if moved is not None and moved in base:
+            state.advance({m.new: (base[moved], state.content(moved) or ""), moved: None})
         if m.kind == "redo":
             done.redo.append((m.old, m.new))
         else:

@@ -11,6 +11,7 @@ every name, every run exit 0.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,3 +112,35 @@ def test_a_lost_base_still_recovers_a_memory_the_team_renamed(
     assert report.exit_code() == 0, report.to_json()
     assert alice.files() == {new: TEXT}
     assert trio.remote_files() == {new: TEXT}
+
+
+@pytest.mark.parametrize("mode", ["sync", "pull"])
+@pytest.mark.parametrize("edited", [False, True], ids=["same-bytes", "edited"])
+def test_two_spellings_that_fold_alike_resolve_on_the_first_run(
+    trio: Team, mode: str, edited: bool
+) -> None:
+    """Issue 31 §3: Alice renames ``fixnote.md`` to ``Fixnote.md``, Bob to ``ﬁxnote.md``
+    (the ﬁ ligature). Before: Bob's next run failed (`rejected`, "rename one") and the
+    run after moved his file silently. Now his first run takes the team's spelling and
+    says so (`renamed`); an edit of his meets the team's version under it."""
+    alice, bob, carol = trio.mates
+    lig = "\ufb01xnote.md"
+    alice.write("fixnote.md", TEXT)
+    for mate in (alice, bob):
+        assert mate.sync().exit_code() == 0
+    _rename(alice, "fixnote.md", "Fixnote.md")
+    assert alice.sync().exit_code() == 0
+    _rename(bob, "fixnote.md", lig)
+    if edited:
+        bob.write(lig, TEXT + "Bob's line.\n")
+    result = bob.cli("--json", mode)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    out = json.loads(result.stdout)
+    assert out["renamed"] == [f"{lig} -> Fixnote.md"] and not out["rejected"], out
+    assert "Fixnote.md" in result.stderr  # the user is told where the file went
+    assert lig not in bob.files() and "Fixnote.md" in bob.files()
+    for mate in (bob, alice, carol, bob):
+        assert mate.sync().exit_code() == 0
+    want = TEXT + ("Bob's line.\n" if edited else "")
+    assert alice.files() == bob.files() == carol.files() == {"Fixnote.md": want}
+    assert trio.remote_files() == {"Fixnote.md": want}
