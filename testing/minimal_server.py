@@ -5,6 +5,10 @@ with If-Match/412 and the structured 413; one in-memory store per repo; any
 non-empty bearer token. No ``deletes``, no ``baseChecksums``, no capability
 probe, no history: what a plain server that speaks Claude Code's protocol does.
 It ignores ``If-None-Match`` on PUT, as a plain server may.
+
+``MinimalStore(counter=False)`` sends no ``version`` counter either (a third-party
+server that only keeps the store checksum); :meth:`MinimalStore.backup` and
+:meth:`MinimalStore.restore` stand for an operator restoring last night's backup.
 """
 
 from __future__ import annotations
@@ -24,12 +28,25 @@ def _sum(text: str) -> str:
 
 
 class MinimalStore:
-    def __init__(self, max_entries: int = 1000) -> None:
+    def __init__(self, max_entries: int = 1000, *, counter: bool = True) -> None:
         self.repos: dict[str, dict[str, str]] = {}
         self.versions: dict[str, int] = {}
         self.max_entries = max_entries
+        self.counter = counter
         self.puts: list[dict[str, Any]] = []
         """Every PUT body and its If-Match header, for assertions."""
+
+    def backup(self) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
+        return {r: dict(e) for r, e in self.repos.items()}, dict(self.versions)
+
+    def restore(self, copy: tuple[dict[str, dict[str, str]], dict[str, int]]) -> None:
+        repos, versions = copy
+        self.repos = {r: dict(e) for r, e in repos.items()}
+        self.versions = dict(versions)
+
+    def version(self, repo: str) -> dict[str, int]:
+        """The ``version`` field, when this server sends one."""
+        return {"version": self.versions[repo]} if self.counter else {}
 
     def checksum(self, repo: str) -> str:
         entries = self.repos.get(repo, {})
@@ -66,14 +83,14 @@ def _get(db: MinimalStore, repo: str, request: Request) -> Response:
     if request.query_params.get("view") == "hashes":
         body: dict[str, Any] = {
             "checksum": check,
-            "version": db.versions[repo],
+            **db.version(repo),
             "entryChecksums": sums,
         }
     else:
         body = {
             "organizationId": "org",
             "repo": repo,
-            "version": db.versions[repo],
+            **db.version(repo),
             "lastModified": "2026-01-01T00:00:00Z",
             "checksum": check,
             "content": {"entries": entries, "entryChecksums": sums},

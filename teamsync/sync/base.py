@@ -31,6 +31,9 @@ class Snapshot:
     """key -> reason, for remote entries the backend refused to even list (hostile keys)."""
     serial: int | None = None
     """The server's monotonic version counter (REST ``version``), when it sends one."""
+    checksum_at: tuple[int, str] | None = None
+    """``(serial, store checksum)`` the server says it held at an earlier serial the
+    client asked about (its mark), when it can tell (the ``delta`` extension)."""
 
 
 @dataclass(frozen=True)

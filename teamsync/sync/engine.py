@@ -35,7 +35,15 @@ from teamsync.errors import ConflictError
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend, Snapshot
-from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restore_plan
+from teamsync.sync.guards import (
+    Safety,
+    Stop,
+    lost_history,
+    mass_change,
+    missing_here,
+    restore_local,
+    restore_plan,
+)
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
 from teamsync.sync.recover import recover_bases
@@ -280,13 +288,26 @@ class _Run:
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
         if self.lost is True:
             descends = getattr(self.backend, "descends_from", None)
-            self.lost = lost_history(state.remote_mark(), real, snap, descends, self.where)
+            self.lost = lost_history(
+                state.remote_mark(), real, snap, descends, self.where, state.past_checksums
+            )
         lost = self.lost if isinstance(self.lost, Stop) else None
         if lost is not None:
             if safety.recover is None:
+                keep = getattr(self.backend, "keep_listing_at_mark", None)
+                if keep is not None:
+                    keep()  # the next run asks about the mark's version again
                 return lost
             if safety.recover == "restore-remote":
-                steps = restore_plan(steps, base, state.past_checksums)
+                steps = restore_plan(
+                    steps, base, state.past_checksums, snap.checksums, snap.changed_at
+                )
+        if safety.restore_local:
+            steps = restore_local(steps)
+        elif self.mode == "pull":
+            stop = missing_here(steps, plan_base, safety, "pull")
+            if stop is not None:
+                return stop
         allowed = _allowed(self.mode)
         steps = [s for s in steps if s.action in allowed]
         if lost is None or safety.recover != "accept-remote":
