@@ -14,7 +14,7 @@ from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.hooks.claude_settings import EXTRACT_COST, TARGETS, install_claude_code
 from teamsync.hooks.gitenv import git_maybe
-from teamsync.hooks.install import install, uninstall
+from teamsync.hooks.install import PURPOSE, install, uninstall
 from teamsync.output import Output
 
 
@@ -26,7 +26,9 @@ def _project_root(cwd: Path) -> Path:
 def _git_hooks(settings: Settings, output: Output, *, remove: bool) -> dict[str, object]:
     location, lines = (uninstall if remove else install)(settings.cwd)
     for line in lines:
-        output.info(line)
+        hook_type = line.partition(":")[0]
+        does = "" if remove or hook_type not in PURPOSE else f" — it {PURPOSE[hook_type]}"
+        output.info(f"{line}{does}")
     where = "core.hooksPath " if location.via_hooks_path else ""
     output.info(f"git hooks directory: {where}{location.hooks_dir}")
     return {"hooks_dir": str(location.hooks_dir), "git": lines}
@@ -70,14 +72,24 @@ def install_hooks(
     claude_code: bool,
     git: bool,
     remove: bool,
-    target: str = "project",
+    target: str | None = None,
     extract: bool = False,
 ) -> int:
-    """Install or uninstall the requested hooks; return the exit code."""
+    """Install or uninstall the requested hooks; return the exit code.
+
+    ``target`` (``--settings``) without ``claude_code`` is refused: it names a
+    Claude Code settings file, and without ``--claude-code`` none is written.
+    """
     if not git and not claude_code:
         raise UsageError("nothing to do: --no-git without --claude-code; drop one of them")
     if extract and not claude_code:
         raise UsageError("--with-extract adds a Claude Code hook: give --claude-code too")
+    if target is not None and not claude_code:
+        raise UsageError(
+            f"--settings {target} chooses the Claude Code settings file, but without "
+            "--claude-code only the git hooks are installed: give --claude-code too"
+        )
+    target = target or "project"
     if target not in TARGETS:
         raise UsageError(f"--settings {target!r}: choose one of {', '.join(TARGETS)}")
     report: dict[str, object] = {"uninstall": remove}
@@ -85,5 +97,10 @@ def install_hooks(
         report.update(_git_hooks(settings, output, remove=remove))
     if claude_code:
         report.update(_claude(settings, output, remove=remove, target=target, extract=extract))
+    elif not remove:
+        output.info(
+            "Claude Code hooks: not installed (the guard that keeps secrets and unsafe names "
+            "out of team memory as Claude writes it); add them with --claude-code"
+        )
     output.emit(report)
     return 0
