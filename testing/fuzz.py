@@ -14,7 +14,15 @@ at (an edit, a rewrite, a delete). After everyone syncs a few rounds:
 - *diverged*: every teammate holds exactly the remote's files;
 - *failed* / *refused*: no sync raised, and no sync refused anything (a
   ``push`` holding back a file the remote changed too, for ``sync`` to merge,
-  is by design and counted apart).
+  is by design and counted apart);
+- *gone* (issue 31): every memory keeps an identity through renames, a line
+  ``id-<N>`` written when it is created, kept by every edit, rewrite and rename.
+  An identity stops being owed only when a teammate deletes a file holding it;
+  after convergence every owed identity is in some memory on the remote, under
+  whatever name. It is checked apart from the line tokens, so a memory lost
+  under every name is reported as such even when its text lives on elsewhere.
+  ``rename_back`` renames a file to a name its memory had before (possibly
+  given by another teammate): the rename-back sequences of issue 31.
 
 Case-only and NFKC-only renames (``case_renames=True``, the default) cover
 issue 18 §1, including a rename racing a teammate's edit of the old name
@@ -59,7 +67,10 @@ CASE_PAIRS = (("Deploy.md", "deploy.md"), ("\ufb01le.md", "file.md"))
 """Case-only and NFKC-only renames (``ﬁle.md`` and ``file.md`` fold alike)."""
 INDEX = "MEMORY.md"
 PUSH_HOLDS = "changed on the remote too: run `teamsync sync` to merge"
+PUSH_FOLLOWS = "run `teamsync sync` to follow the rename"
+"""``push`` never moves a local file: a teammate's rename is left for ``sync`` (issue 31)."""
 _TOKEN = re.compile(r"\bt\d+\b")
+_ID = re.compile(r"\bid-\d+\b")
 
 
 @dataclass
@@ -71,9 +82,15 @@ class Stats:
     merges: int = 0
     recovered: int = 0
     refusals: int = 0
+    renames_back: int = 0
+    gone: int = 0
+    """Memories (identities) lost under every name, at the final check."""
     violations: list[str] = field(default_factory=list)
 
-    COUNTS = ("steps", "syncs", "together", "conflicts", "merges", "recovered", "refusals")
+    COUNTS = (
+        "steps", "syncs", "together", "conflicts", "merges", "recovered", "refusals",
+        "renames_back", "gone",
+    )  # fmt: skip
 
     def add(self, other: Stats) -> None:
         for name in self.COUNTS:
@@ -131,6 +148,10 @@ class World:
             self.remote = None
         self.counter = 0
         self.owed: set[str] = set()
+        self.ids: dict[str, list[str]] = {}
+        """Owed identity -> every name it was given, in order."""
+        self.away: dict[int, int] = {}
+        """Teammate -> syncs it skips (offline)."""
         self.stats = Stats()
         self.log: list[Op] = []
 
@@ -160,6 +181,15 @@ class World:
     def _forget(self, data: bytes) -> None:
         self.owed.difference_update(_TOKEN.findall(data.decode("utf-8", "replace")))
 
+    def _ident(self, data: bytes) -> str | None:
+        found = _ID.findall(data.decode("utf-8", "replace"))
+        return found[0] if found else None
+
+    def _renamed(self, data: bytes, new: str) -> None:
+        ident = self._ident(data)
+        if ident is not None and ident in self.ids and self.ids[ident][-1] != new:
+            self.ids[ident].append(new)
+
     def _line(self, crlf: bool) -> bytes:
         token = self._token()
         self.owed.add(token)
@@ -177,7 +207,11 @@ class World:
         if key in files or any(fold_key(f) == fold_key(key) for f in files):
             return
         head = f"---\r\nname: {key}\r\n---\r\n" if crlf else f"---\nname: {key}\n---\n"
-        self._put(m, key, head.encode() + self._line(crlf))
+        self.counter += 1
+        ident = f"id-{self.counter}"
+        self.ids[ident] = [key]
+        mark = f"{ident}{chr(13) if crlf else ''}\n".encode()
+        self._put(m, key, head.encode() + mark + self._line(crlf))
 
     def op_empty(self, m: int, k: int) -> None:
         key = KEYS[k % len(KEYS)]
@@ -211,13 +245,20 @@ class World:
     def op_rewrite(self, m: int, pick: int) -> None:
         key = self._pick(m, pick)
         if key is not None:
-            self._forget(self._files(m)[key])
-            self._put(m, key, f"---\nname: {key}\n---\n".encode() + self._line(False))
+            old = self._files(m)[key]
+            self._forget(old)
+            ident = self._ident(old)
+            mark = f"{ident}\n".encode() if ident is not None else b""
+            self._put(m, key, f"---\nname: {key}\n---\n".encode() + mark + self._line(False))
 
     def op_delete(self, m: int, pick: int) -> None:
         key = self._pick(m, pick, index=True)
         if key is not None:
-            self._forget(self._files(m)[key])
+            data = self._files(m)[key]
+            self._forget(data)
+            ident = self._ident(data)
+            if ident is not None:
+                self.ids.pop(ident, None)  # an explicit delete: the only way a memory goes
             (self.mates[m].team / key).unlink()
 
     def op_rename(self, m: int, pick: int, k: int) -> None:
@@ -228,6 +269,47 @@ class World:
         data = files[key]
         (self.mates[m].team / key).unlink()
         self._put(m, new, data)
+        self._renamed(data, new)
+
+    def op_rename_back(self, m: int, pick: int) -> None:
+        """Rename a file to the name its memory had before this one (whoever gave it)."""
+        files = self._files(m)
+        movable = []
+        for key, data in files.items():
+            ident = self._ident(data)
+            names = self.ids.get(ident or "", [])
+            earlier = [n for n in names[:-1] if n != key] if names and names[-1] == key else []
+            if key != INDEX and earlier:
+                movable.append((key, earlier[-1]))
+        if not movable:
+            return
+        key, new = movable[pick % len(movable)]
+        if any(fold_key(f) == fold_key(new) and f != key for f in files):
+            return
+        data = files[key]
+        (self.mates[m].team / key).unlink()
+        self._put(m, new, data)
+        self._renamed(data, new)
+        self.stats.renames_back += 1
+
+    def op_handoff(self, m: int, other: int, pick: int, k: int) -> None:
+        """Teammate ``m`` renames a memory (case-only for a name of a case pair when ``k``
+        is odd, else to ``KEYS[k]``) and syncs; teammate ``other`` syncs, renames it back
+        to the name it had before, and syncs (a rename back by another teammate)."""
+        key = self._pick(m, pick)
+        pair = next((p for p in CASE_PAIRS if key in p), None)
+        if pair is not None and k % 2:
+            self.op_case_rename(m, CASE_PAIRS.index(pair))
+        else:
+            self.op_rename(m, pick, k)
+        self.op_sync(m, "sync")
+        self.op_sync(other, "sync")
+        self.op_rename_back(other, pick)
+        self.op_sync(other, "sync")
+
+    def op_offline(self, m: int, syncs: int) -> None:
+        """Teammate ``m`` is away: its next ``syncs`` syncs do not happen."""
+        self.away[m] = syncs
 
     def op_case_rename(self, m: int, which: int = 0) -> None:
         files = self._files(m)
@@ -236,6 +318,7 @@ class World:
             if old in files:
                 (self.mates[m].team / old).unlink()
                 self._put(m, new, files[old])
+                self._renamed(files[old], new)
                 return
 
     def op_index_edit(self, m: int, pick: int) -> None:
@@ -246,6 +329,9 @@ class World:
         self._put(m, INDEX, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line)
 
     def op_sync(self, m: int, mode: str) -> None:
+        if self.away.get(m, 0) > 0:
+            self.away[m] -= 1
+            return
         if m < self.casefold:
             self._record(m, lambda: sync_case_insensitive(self.mates[m], mode))  # type: ignore[arg-type]
         else:
@@ -281,7 +367,8 @@ class World:
         self.stats.recovered += len(report.recovered)
         for r in report.rejected + report.held_back:
             self.stats.refusals += 1
-            if r.reason != PUSH_HOLDS:  # push leaves a both-sides change for sync to merge
+            # push leaves a both-sides change for sync to merge, and a rename to follow
+            if r.reason != PUSH_HOLDS and not r.reason.endswith(PUSH_FOLLOWS):
                 self.stats.violations.append(f"refused: {r.key}: {r.reason}")
 
     # -- the oracle -----------------------------------------------------------------------
@@ -294,6 +381,7 @@ class World:
 
     def check(self, rounds: int = 3) -> list[str]:
         """Converge everyone, then the oracle's verdicts (empty: all good)."""
+        self.away.clear()  # everyone is back for the final rounds
         for _ in range(rounds):
             for m in range(len(self.mates)):
                 self.op_sync(m, "sync")
@@ -310,24 +398,49 @@ class World:
         lost = sorted(self.owed - set(_TOKEN.findall(text)), key=lambda t: int(t[1:]))
         if lost:
             found.append(f"lost: {len(lost)} written lines never reached anyone: {lost[:10]}")
+        held = {
+            i
+            for k, d in remote.items()
+            if k != INDEX
+            for i in _ID.findall(d.decode("utf-8", "replace"))
+        }
+        gone = sorted(set(self.ids) - held, key=lambda i: int(i[3:]))
+        self.stats.gone = len(gone)
+        if gone:
+            names = "; ".join(f"{i} as {' -> '.join(self.ids[i])}" for i in gone[:5])
+            found.append(f"gone: {len(gone)} memories under no name on the remote: {names}")
         self.stats.violations = found
         return found
 
 
-def random_op(rng: random.Random, mates: int, *, case_renames: bool = True) -> Op:
-    """One operation, weighted roughly like real use (many edits and syncs)."""
+def random_op(
+    rng: random.Random, mates: int, *, case_renames: bool = True, renames: bool = False
+) -> Op:
+    """One operation, weighted roughly like real use (many edits and syncs); with
+    ``renames``, renames, hand-offs and renames back by other teammates are frequent."""
     m = rng.randrange(mates)
+    case = 2 if case_renames else 0
+    weights = (
+        [10, 1, 8, 4, 2, 3, 6, case * 2, 1, 14, 3, 6, 10, 4]
+        if renames
+        else [10, 2, 12, 8, 3, 5, 6, case, 3, 20, 6, 4, 2, 1]
+    )
     choice = rng.choices(
         ["create", "empty", "append", "edit", "rewrite", "delete", "rename", "case_rename",
-         "index_edit", "sync", "together"],
-        weights=[10, 2, 12, 8, 3, 5, 3, 2 if case_renames else 0, 3, 20, 6],
+         "index_edit", "sync", "together", "rename_back", "handoff", "offline"],
+        weights=weights,
     )[0]  # fmt: skip
     pick = rng.randrange(1000)
+    if choice == "offline":
+        return ("offline", m, rng.randint(1, 8))
+    if choice == "handoff":
+        other = rng.choice([i for i in range(mates) if i != m])
+        return ("handoff", m, other, pick, rng.randrange(len(KEYS)))
     if choice == "create":
         return ("create", m, rng.randrange(len(KEYS)), rng.random() < 0.2)
     if choice == "empty":
         return ("empty", m, rng.randrange(len(KEYS)))
-    if choice in ("append", "rewrite", "delete", "index_edit"):
+    if choice in ("append", "rewrite", "delete", "index_edit", "rename_back"):
         return (choice, m, pick)
     if choice == "edit":
         return ("edit", m, pick, rng.randrange(1000))
@@ -365,7 +478,7 @@ def shrink(
     casefold: int = 0,
 ) -> list[Op]:
     """Delta debugging: the shortest prefix-free subsequence that still shows a violation
-    of the same kind (``lost``, ``diverged``, ``failed``, ``refused``)."""
+    of the same kind (``lost``, ``gone``, ``diverged``, ``failed``, ``refused``)."""
 
     def kinds(w: World) -> set[str]:
         return {v.split(":", 1)[0] for v in w.stats.violations}

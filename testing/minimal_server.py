@@ -8,6 +8,10 @@ plays an older server that ignores them). No ``deletes``, no ``baseChecksums``,
 no capability probe, no history: what a plain server that speaks Claude Code's
 protocol does.
 It ignores ``If-None-Match`` on PUT, as a plain server may.
+
+``MinimalStore(counter=False)`` sends no ``version`` counter either (a third-party
+server that only keeps the store checksum); :meth:`MinimalStore.backup` and
+:meth:`MinimalStore.restore` stand for an operator restoring last night's backup.
 """
 
 from __future__ import annotations
@@ -28,15 +32,30 @@ def _sum(text: str) -> str:
 
 
 class MinimalStore:
-    def __init__(self, max_entries: int = 1000, *, soft_deletes: bool = True) -> None:
+    def __init__(
+        self, max_entries: int = 1000, *, soft_deletes: bool = True, counter: bool = True
+    ) -> None:
         self.soft_deletes = soft_deletes
         self.deleted: dict[str, dict[str, int]] = {}
         """repo -> key -> deletion time (ms since the epoch)."""
         self.repos: dict[str, dict[str, str]] = {}
         self.versions: dict[str, int] = {}
         self.max_entries = max_entries
+        self.counter = counter
         self.puts: list[dict[str, Any]] = []
         """Every PUT body and its If-Match header, for assertions."""
+
+    def backup(self) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
+        return {r: dict(e) for r, e in self.repos.items()}, dict(self.versions)
+
+    def restore(self, copy: tuple[dict[str, dict[str, str]], dict[str, int]]) -> None:
+        repos, versions = copy
+        self.repos = {r: dict(e) for r, e in repos.items()}
+        self.versions = dict(versions)
+
+    def version(self, repo: str) -> dict[str, int]:
+        """The ``version`` field, when this server sends one."""
+        return {"version": self.versions[repo]} if self.counter else {}
 
     def checksum(self, repo: str) -> str:
         entries = self.repos.get(repo, {})
@@ -73,7 +92,7 @@ def _get(db: MinimalStore, repo: str, request: Request) -> Response:
     if request.query_params.get("view") == "hashes":
         body: dict[str, Any] = {
             "checksum": check,
-            "version": db.versions[repo],
+            **db.version(repo),
             "entryChecksums": sums,
             "deletedEntries": db.deleted.get(repo, {}),
         }
@@ -81,7 +100,7 @@ def _get(db: MinimalStore, repo: str, request: Request) -> Response:
         body = {
             "organizationId": "org",
             "repo": repo,
-            "version": db.versions[repo],
+            **db.version(repo),
             "lastModified": "2026-01-01T00:00:00Z",
             "checksum": check,
             "content": {

@@ -193,6 +193,12 @@ restore_option = click.option(
     help="The remote lost history (lost database, old backup, deleted or rewound branch): "
     "re-push your copies of what it lost. The safe way forward.",
 )
+restore_local_option = click.option(
+    "--restore-local",
+    is_flag=True,
+    help="Memories synced here are missing from team/ (a wiped or moved folder): download "
+    "the remote's copy of each again instead of deleting it for everyone.",
+)
 accept_option = click.option(
     "--accept-remote",
     is_flag=True,
@@ -210,6 +216,7 @@ def _run(
     restore_remote: bool = False,
     accept_remote: bool = False,
     progress: bool = False,
+    restore_local: bool = False,
 ) -> None:
     from teamsync.commands.sync import run
 
@@ -228,6 +235,7 @@ def _run(
             progress=lambda: bar,
             yes=yes,
             recover=recover,
+            restore_local=restore_local,
         )
     finally:
         bar.close()
@@ -252,17 +260,34 @@ def status(app: AppContext, dry_run: bool) -> None:
 @dry_run_option
 @yes_option
 @accept_option
+@restore_local_option
 @progress_option
 @pass_app
-def pull(app: AppContext, dry_run: bool, yes: bool, accept_remote: bool, progress: bool) -> None:
+def pull(
+    app: AppContext,
+    dry_run: bool,
+    yes: bool,
+    accept_remote: bool,
+    restore_local: bool,
+    progress: bool,
+) -> None:
     """Bring the remote's changes into team/ (merging; never losing a local edit).
 
     \b
     Examples:
       teamsync pull
       teamsync pull --dry-run
+      teamsync pull --restore-local   # team/ was wiped: download every memory again
     """
-    _run(app, "pull", dry_run, yes=yes, accept_remote=accept_remote, progress=progress)
+    _run(
+        app,
+        "pull",
+        dry_run,
+        yes=yes,
+        accept_remote=accept_remote,
+        progress=progress,
+        restore_local=restore_local,
+    )
 
 
 @click.command()
@@ -288,6 +313,7 @@ def push(app: AppContext, dry_run: bool, yes: bool, restore_remote: bool, progre
 @yes_option
 @restore_option
 @accept_option
+@restore_local_option
 @progress_option
 @pass_app
 def sync(
@@ -296,6 +322,7 @@ def sync(
     yes: bool,
     restore_remote: bool,
     accept_remote: bool,
+    restore_local: bool,
     progress: bool,
 ) -> None:
     """Pull, merge and push in one go. Exit 1 on conflicts, refused entries or a guard's stop.
@@ -314,6 +341,7 @@ def sync(
         restore_remote=restore_remote,
         accept_remote=accept_remote,
         progress=progress,
+        restore_local=restore_local,
     )
 
 

@@ -149,13 +149,16 @@ def describe_remote(config: SyncConfig) -> str:
     return f"{redact_url(config.url)} (repository {config.repo or 'from origin'})"
 
 
-def safety_for(config: SyncConfig, *, yes: bool, recover: Recovery | None) -> Safety:
+def safety_for(
+    config: SyncConfig, *, yes: bool, recover: Recovery | None, restore_local: bool = False
+) -> Safety:
     """The guards for one run: the person's flags over teamsync.yaml over the defaults."""
     share = config.mass_change_share
     least = config.mass_change_min
     return Safety(
         yes=yes,
         recover=recover,
+        restore_local=restore_local,
         mass_share=DEFAULT_MASS_SHARE if share is None else share,
         mass_min=DEFAULT_MASS_MIN if least is None else least,
     )
@@ -274,11 +277,13 @@ def sync_once(
     now: float | None = None,
     yes: bool = False,
     recover: Recovery | None = None,
+    restore_local: bool = False,
 ) -> SyncReport:
     """One engine pass for the configured memory directory (the library entry point).
 
     ``yes`` goes past the mass-change guard; ``recover`` says how to go on when
-    the remote lost history (see :mod:`teamsync.sync.guards`).
+    the remote lost history; ``restore_local`` downloads again the synced memories
+    missing here (see :mod:`teamsync.sync.guards`).
     """
     memdir = working_memory_dir(settings)
     config = load_config(memdir)
@@ -298,7 +303,9 @@ def sync_once(
                     now=time.time() if now is None else now,
                     freshness_dir=settings.state_dir,
                     progress=progress,
-                    safety=safety_for(config, yes=yes, recover=recover),
+                    safety=safety_for(
+                        config, yes=yes, recover=recover, restore_local=restore_local
+                    ),
                     where=describe_remote(config),
                     allowlist=load_allowlist(settings.cwd, memdir),
                 )
@@ -376,10 +383,19 @@ def run(
     progress: ProgressFactory | None = None,
     yes: bool = False,
     recover: Recovery | None = None,
+    restore_local: bool = False,
 ) -> int:
     """Run one engine pass in ``mode``; print what happened; 1 on conflicts, refusals or a stop."""
     bar = progress() if progress else None
-    report = sync_once(settings, mode=mode, dry_run=dry_run, progress=bar, yes=yes, recover=recover)
+    report = sync_once(
+        settings,
+        mode=mode,
+        dry_run=dry_run,
+        progress=bar,
+        yes=yes,
+        recover=recover,
+        restore_local=restore_local,
+    )
     if report.dry_run:
         report = as_planned(report)
     close = getattr(bar, "close", None)

@@ -320,6 +320,7 @@ def _get(
             "entryChecksums": dict(delta.checksums),
             "entryLastModified": {k: iso(v) for k, v in delta.updated_at.items()},
             "deleted": list(delta.deleted),
+            **({"sinceChecksum": delta.since_checksum} if delta.since_checksum else {}),
         }
         return JSONResponse(body, headers={**etag, "ETag": f'"{delta.head.checksum}"'})
     listing = store.listing(repo, contents=view != "hashes")

@@ -72,6 +72,8 @@ class Delta:
     updated_at: Mapping[str, float]
     deleted: tuple[str, ...]
     """Keys deleted after ``since`` (and not written again)."""
+    since_checksum: str | None = None
+    """The store checksum at version ``since`` (None: not recorded, e.g. an older write)."""
 
 
 @dataclass(frozen=True)

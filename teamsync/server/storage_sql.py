@@ -84,6 +84,9 @@ CREATE INDEX IF NOT EXISTS ts_history_repo ON ts_history (repo_id, id);
 CREATE TABLE IF NOT EXISTS ts_serials (
   repo_id BIGINT NOT NULL REFERENCES ts_repos(id), version BIGINT NOT NULL,
   history_id BIGINT NOT NULL, PRIMARY KEY (repo_id, version));
+CREATE TABLE IF NOT EXISTS ts_serial_sums (
+  repo_id BIGINT NOT NULL REFERENCES ts_repos(id), version BIGINT NOT NULL,
+  checksum TEXT NOT NULL, PRIMARY KEY (repo_id, version));
 CREATE TABLE IF NOT EXISTS ts_tokens (
   id TEXT PRIMARY KEY, token_hash TEXT NOT NULL, repo TEXT NOT NULL, read_only INTEGER NOT NULL,
   label TEXT NOT NULL, created_at {real} NOT NULL, revoked_at {real});
@@ -98,7 +101,9 @@ CREATE TABLE IF NOT EXISTS ts_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 # Token expiries live in their own table so databases created before expiries
 # existed need no ALTER TABLE (portable across SQLite and PostgreSQL); so do the
 # serials: repository version -> the last history row it includes (the delta view);
-# and so do the digests: per repository, the running store digest and live count at
+# serial sums: version -> the store checksum at that version (a client checks its mark: a
+# restored database that was written again holds other content under that number);
+# and the digests: per repository, the running store digest and live count at
 # one version (a write updates them in O(changed keys); see teamsync.wire.store_digest).
 # ts_meta records which folding built the ``folded`` column (FOLDING): a newer
 # fold_key or Unicode database re-folds the column once, at startup.
@@ -310,13 +315,17 @@ class SqlStorage(abc.ABC):
                 return None
             repo_id, current = head
             if version == current.version:
-                return Delta(current, version, {}, {}, ())
+                return Delta(current, version, {}, {}, (), current.checksum)
             mark = tx.q(
                 "SELECT history_id FROM ts_serials WHERE repo_id = ? AND version = ?",
                 (repo_id, version),
             )
             if not mark:
                 return None
+            at = tx.q(
+                "SELECT checksum FROM ts_serial_sums WHERE repo_id = ? AND version = ?",
+                (repo_id, version),
+            )
             keys = [
                 str(r[0])
                 for r in tx.q(
@@ -332,6 +341,7 @@ class SqlStorage(abc.ABC):
             checksums={r[0]: r[1] for r in live},
             updated_at={r[0]: float(r[2]) for r in live},
             deleted=tuple(sorted(r[0] for r in rows if r[3])),
+            since_checksum=str(at[0][0]) if at else None,
         )
 
     def _lock_repo(self, tx: Tx, repo: str) -> Locked:
@@ -412,6 +422,10 @@ class SqlStorage(abc.ABC):
             tx.q(
                 "INSERT INTO ts_serials (repo_id, version, history_id) VALUES (?, ?, ?)",
                 (head.repo_id, version, last[0][0]),
+            )
+            tx.q(
+                "INSERT INTO ts_serial_sums (repo_id, version, checksum) VALUES (?, ?, ?)",
+                (head.repo_id, version, new_sum),
             )
         return WriteOk(Head(version, new_sum, now), tuple(changed))
 

@@ -34,6 +34,9 @@ class Snapshot:
     deleted: Mapping[str, float] = field(default_factory=dict)
     """key -> POSIX time the remote deleted it, for deletions it still lists (Claude
     Code's ``deletedEntries``): a local copy older than that is not shared again."""
+    checksum_at: tuple[int, str] | None = None
+    """``(serial, store checksum)`` the server says it held at an earlier serial the
+    client asked about (its mark), when it can tell (the ``delta`` extension)."""
 
 
 @dataclass(frozen=True)

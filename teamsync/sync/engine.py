@@ -27,6 +27,7 @@ an ordinary local change. The engine never imports GitPython or httpx2.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -35,11 +36,19 @@ from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot
-from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restore_plan
+from teamsync.sync.guards import (
+    Safety,
+    Stop,
+    lost_history,
+    mass_change,
+    missing_here,
+    restore_local,
+    restore_plan,
+)
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
 from teamsync.sync.recover import recover_bases
-from teamsync.sync.renames import follow_renames, redo_renames
+from teamsync.sync.renames import find_renames, make_moves, preview, redo_renames, renames_in
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
@@ -133,12 +142,19 @@ class _Run:
     ) -> None:
         self.applier, self.backend, self.mode, self.dry = applier, backend, mode, dry
         self.progress, self.safety, self.where = progress, safety, where
+        self.hold: set[str] = set()
+        """Keys this round leaves alone (push: a rename for ``sync`` to follow)."""
+        self.lost: Stop | None | bool = True
+        """This round's lost-history verdict (True: not judged yet)."""
 
     def round(self) -> str:
         """``done``, ``again`` (precondition failed), ``more`` or ``stopped`` (a guard).
 
-        A case-only rename racing an edit is lined up first (:mod:`teamsync.sync.renames`);
-        this side's own renames undone for the round are put back whatever happens.
+        A case-only rename racing an edit is lined up first (:mod:`teamsync.sync.renames`),
+        but only once the guards have seen the round as it would be with the moves made:
+        a stop moves nothing. ``push`` never moves a local file: such a pair is held
+        back for ``sync``. This side's own renames undone for the round are put back
+        whatever happens.
         """
         applier, backend, mode, dry = self.applier, self.backend, self.mode, self.dry
         state = applier.state
@@ -147,13 +163,31 @@ class _Run:
         local = scan_local(applier.team, state, clean=not dry)
         applier.note_rejected(snap.rejected, local.rejected)
         applier.note_unknown(local.unknown, state.checksums())
+        self.hold, self.lost = set(), True
         if dry:
             return self._rest(snap, local)
         skip = set(snap.rejected) | set(local.rejected)
-        moved = follow_renames(
-            applier.team, state, local.checksums, snap.checksums, skip, local.unknown
-        )
+        base = state.checksums()
+        moves = find_renames(base, local.checksums, snap.checksums, skip, local.unknown)
+        if moves:
+            after, after_base = preview(moves, local.checksums, base)
+            verdict = self._plan(snap, local, after, after_base)
+            if isinstance(verdict, Stop):
+                applier.report.stop = verdict
+                return "stopped"
+        if moves and mode == "push":
+            for m in moves:
+                self.hold |= {m.old, m.new}
+                applier.reject(
+                    m.source,
+                    f"the team renamed it ({m.old} and {m.new} are one memory) while it "
+                    "changed here: run `teamsync sync` to follow the rename",
+                    held=True,
+                )
+            moves = []
+        moved = make_moves(applier.team, state, moves, local.checksums, base)
         applier.report.add(applier.report.renamed, [f"{o} -> {n}" for o, n in moved.followed])
+        state.record_renames((o, n, local.checksums[n]) for o, n in moved.followed)
         try:
             outcome = self._rest(snap, local)
         finally:
@@ -215,6 +249,12 @@ class _Run:
         if progress is not None:
             progress.start(total)
         more = applier.apply_local(writes, progress)
+        report = applier.report
+        state.record_renames(
+            (old, new, c)
+            for old, new, c in renames_in(incoming, incoming=True)
+            if old in report.deleted and new in report.written
+        )
         if not local.unknown:  # an index rebuilt without the unknown folder would drop it
             more = applier.fix_index(writes, local.checksums, remote.keys()) or more
         mark = RemoteMark(snap.version, snap.serial)
@@ -224,13 +264,20 @@ class _Run:
                 return "again"
             changes = _without_held(applier, changes, result)
             applier.pushed(changes, result)
+            state.record_renames(
+                (old, new, c)
+                for old, new, c in renames_in(outgoing, incoming=False)
+                if old in changes.deletes and new in changes.upserts
+            )
             mark = RemoteMark(result.version, result.serial)
             if progress is not None:
                 progress.advance(len(changes.upserts) + len(changes.deletes))
         state.set_remote_mark(mark)
         return "more" if more and mode == "sync" else "done"
 
-    def _tombstoned(self, snap: Snapshot, base: dict[str, str], local: LocalTree) -> dict[str, str]:
+    def _tombstoned(
+        self, snap: Snapshot, base: dict[str, str], local_sums: Mapping[str, str]
+    ) -> dict[str, str]:
         if not snap.deleted:
             return {}
 
@@ -238,32 +285,61 @@ class _Run:
             st = self.applier.team.stat(key)
             return None if st is None else st.st_mtime
 
-        return tombstoned_bases(snap.deleted, base, local.checksums, snap.checksums, changed_at)
+        return tombstoned_bases(snap.deleted, base, local_sums, snap.checksums, changed_at)
 
-    def _plan(self, snap: Snapshot, local: LocalTree) -> list[Step] | Stop:
-        """The allowed steps of this round, or the guard that stops it."""
+    def _plan(
+        self,
+        snap: Snapshot,
+        local: LocalTree,
+        sums: Mapping[str, str] | None = None,
+        moved_base: Mapping[str, str] | None = None,
+    ) -> list[Step] | Stop:
+        """The allowed steps of this round, or the guard that stops it.
+
+        ``sums`` and ``moved_base`` preview the round with its rename moves made
+        (:func:`teamsync.sync.renames.preview`); the remote's history is judged once per
+        round, against the base as it was before any move.
+        """
         state, safety, report = self.applier.state, self.safety, self.applier.report
-        base = state.checksums()
-        skip = set(snap.rejected) | set(local.rejected)
+        real = state.checksums()
+        base = real if moved_base is None else dict(moved_base)
+        local_sums = local.checksums if sums is None else sums
+        skip = set(snap.rejected) | set(local.rejected) | self.hold
         history = self.backend if snap.version is not None else None  # an empty remote has none
+        renamed = state.renamed_keys()
         recovered = recover_bases(
             base,
-            local.checksums,
+            local_sums,
             snap.checksums,
             history,
             skip | self.applier.held,  # a held file's bytes were never shared: no history to ask
-            synced_here=lambda key: bool(state.past_checksums(key)),
+            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
+            known=state.known_checksums,
         )
-        report.add(report.recovered, sorted(recovered))
-        plan_base = {**base, **recovered, **self._tombstoned(snap, base, local)}
-        steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)
-        descends = getattr(self.backend, "descends_from", None)
-        lost = lost_history(state.remote_mark(), base, snap, descends, self.where)
+        plan_base = {**base, **recovered, **self._tombstoned(snap, base, local_sums)}
+        steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
+        if self.lost is True:
+            descends = getattr(self.backend, "descends_from", None)
+            self.lost = lost_history(
+                state.remote_mark(), real, snap, descends, self.where, state.past_checksums
+            )
+        lost = self.lost if isinstance(self.lost, Stop) else None
         if lost is not None:
             if safety.recover is None:
+                keep = getattr(self.backend, "keep_listing_at_mark", None)
+                if keep is not None:
+                    keep()  # the next run asks about the mark's version again
                 return lost
             if safety.recover == "restore-remote":
-                steps = restore_plan(steps, base, state.past_checksums)
+                steps = restore_plan(
+                    steps, base, state.past_checksums, snap.checksums, snap.changed_at
+                )
+        if safety.restore_local:
+            steps = restore_local(steps)
+        elif self.mode == "pull":
+            stop = missing_here(steps, plan_base, safety, "pull")
+            if stop is not None:
+                return stop
         allowed = _allowed(self.mode)
         steps = [s for s in steps if s.action in allowed]
         if lost is None or safety.recover != "accept-remote":
@@ -271,6 +347,8 @@ class _Run:
             stop = mass_change(steps, plan_base, state.past_checksums, safety, command)
             if stop is not None:
                 return stop
+        if sums is None:
+            report.add(report.recovered, sorted(recovered))
         return steps
 
 

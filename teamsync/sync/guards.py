@@ -33,6 +33,10 @@ DEFAULT_MASS_SHARE = 0.25
 DEFAULT_MASS_MIN = 5
 """…and at least this many of them (deleting 1 of 2 is an ordinary edit)."""
 
+RESTORE_LOCAL_HINT = (
+    "`teamsync pull --restore-local` (safe: download the remote's copy of every memory "
+    "missing here; nothing is deleted anywhere)"
+)
 RESTORE_HINT = "`teamsync sync --restore-remote` (safe: re-push your copies)"
 ACCEPT_HINT = (
     "`teamsync sync --accept-remote` (take the remote's state; what it removes here "
@@ -50,6 +54,9 @@ class Safety:
     """How to go on when the remote lost history (None: stop)."""
     mass_share: float = DEFAULT_MASS_SHARE
     mass_min: int = DEFAULT_MASS_MIN
+    restore_local: bool = False
+    """``--restore-local``: a memory synced here whose file is missing is downloaded
+    again instead of deleted on the remote (a wiped or moved folder)."""
 
 
 @dataclass(frozen=True)
@@ -70,9 +77,20 @@ def lost_history(
     snap: Snapshot,
     descends: Callable[[str], bool | None] | None,
     where: str,
+    past: Callable[[str], Collection[str]] | None = None,
 ) -> Stop | None:
-    """A :class:`Stop` when ``snap`` is missing, empty or older than ``mark``."""
+    """A :class:`Stop` when ``snap`` is missing, empty or older than ``mark``.
+
+    With ``past`` (key -> the contents this machine replaced or removed), two more
+    rollbacks are told: the server says it held another store checksum at the
+    mark's serial than this machine saw there (restored, then written past the
+    mark), and a remote with neither a counter nor a history that holds an older
+    version of a memory this machine synced since. Either stops only when reading
+    the remote would revert or delete something this machine synced.
+    """
     seen = _seen(mark, base, snap, descends)
+    if seen is None and past is not None:
+        seen = _rolled_back(mark, base, snap, descends, past)
     if seen is None:
         return None
     held = f"{len(base)} memor{'y' if len(base) == 1 else 'ies'}"
@@ -115,8 +133,51 @@ def _seen(
     return "is empty" if empty and not (moved_on or follows) else None
 
 
+def _rolled_back(
+    mark: RemoteMark | None,
+    base: Mapping[str, str],
+    snap: Snapshot,
+    descends: Callable[[str], bool | None] | None,
+    past: Callable[[str], Collection[str]],
+) -> str | None:
+    if mark is None or mark.version is None or snap.version in (None, mark.version):
+        return None
+    reverted = sorted(
+        k for k, c in base.items() if snap.checksums.get(k, c) != c and snap.checksums[k] in past(k)
+    )
+    at = snap.checksum_at
+    if (
+        at is not None
+        and mark.serial is not None
+        and at[0] == mark.serial
+        and at[1] != mark.version
+    ):
+        gone = [k for k in base if k not in snap.checksums and k not in snap.rejected]
+        if reverted or gone:
+            return (
+                f"holds other content at version {mark.serial} than this machine saw there "
+                "(restored from a backup, then written again past it)"
+            )
+        return None  # whatever it lost, nothing this machine synced reads as a revert
+    if snap.serial is not None or mark.serial is not None or not reverted:
+        return None
+    if descends is not None and descends(mark.version) is not None:
+        return None  # it has a history that can tell
+    shown = ", ".join(printable(k) for k in reverted[:5])
+    more = f" and {len(reverted) - 5} more" if len(reverted) > 5 else ""
+    return (
+        "sends no version counter and keeps no history, and it now holds an older version "
+        f"of {len(reverted)} memor{'y' if len(reverted) == 1 else 'ies'} this machine synced "
+        f"since ({shown}{more})"
+    )
+
+
 def restore_plan(
-    steps: Sequence[Step], base: Mapping[str, str], past: Callable[[str], Collection[str]]
+    steps: Sequence[Step],
+    base: Mapping[str, str],
+    past: Callable[[str], Collection[str]],
+    remote: Mapping[str, str] | None = None,
+    changed_at: Mapping[str, float] | None = None,
 ) -> list[Step]:
     """``--restore-remote``: for the keys the base knows, the local copy is the truth.
 
@@ -124,11 +185,25 @@ def restore_plan(
     version this machine had before; a remote version it never saw beside a
     local edit is merged as usual (a conflict copy keeps both). A key deleted
     here, and every key the base does not know, is planned as usual.
+
+    With the remote's checksums and change times, a version this machine never
+    saw that the remote wrote *after* the newest one it still holds at this
+    machine's base (a teammate's write since the restore; one clock, the
+    remote's) is pulled as usual, not overwritten.
     """
+    agreed = [
+        changed_at[k]
+        for k, c in base.items()
+        if remote is not None and changed_at is not None and remote.get(k) == c and k in changed_at
+    ]
+    since = max(agreed) if agreed else None
     out = []
     for s in steps:
         older = s.remote is None or s.remote in past(s.key)
-        lost = s.action in (PULL, DELETE_LOCAL) or (s.action == MERGE and older)
+        when = None if changed_at is None else changed_at.get(s.key)
+        newer = not older and since is not None and when is not None and when > since
+        lost = s.action == DELETE_LOCAL or (s.action == PULL and not newer)
+        lost = lost or (s.action == MERGE and older)
         if s.key in base and s.local is not None and lost:
             out.append(Step(s.key, PUSH, s.base, s.local, s.remote))
         else:
@@ -157,15 +232,53 @@ def mass_change(
         f"({len(hit) / total:.0%}; the limit is {safety.mass_share:.0%}): {shown}{more}. "
         "Nothing was changed."
     )
+    yes = f"`teamsync {command} --yes` if this is intended"
+    ways = [yes, "`teamsync status` to see every change first"]
+    if any(s.action == DELETE_REMOTE for s in steps if s.key in set(hit)):
+        # files missing here: the first way forward brings them back; --yes deletes for everyone
+        yes = f"`teamsync {command} --yes` only to delete them for everyone"
+        ways = [RESTORE_LOCAL_HINT, "`teamsync status` to see every change first", yes]
+    ways.append("`mass_change_share` in teamsync.yaml to change the limit (1 turns the guard off)")
+    return Stop("mass_change", message, tuple(ways))
+
+
+def missing_here(
+    steps: Sequence[Step], base: Mapping[str, str], safety: Safety, command: str
+) -> Stop | None:
+    """A :class:`Stop` for a ``pull`` that finds most of the local side missing (the
+    mass-change measure over the synced files gone here): a wiped or moved folder is not
+    "up to date"."""
+    if safety.yes or safety.mass_share >= 1 or safety.restore_local:
+        return None
+    gone = [s.key for s in steps if s.action == DELETE_REMOTE]
+    total = max(len(base), 1)
+    if len(gone) < safety.mass_min or len(gone) <= safety.mass_share * total:
+        return None
+    shown = ", ".join(printable(f"team/{k}") for k in gone[:10])
+    more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
+    message = (
+        f"{len(gone)} of the {len(base)} memories synced here are missing from team/ "
+        f"({len(gone) / total:.0%}; the limit is {safety.mass_share:.0%}): {shown}{more}. "
+        "A wiped or moved folder? Nothing was changed."
+    )
     return Stop(
         "mass_change",
         message,
         (
-            f"`teamsync {command} --yes` if this is intended",
+            RESTORE_LOCAL_HINT,
             "`teamsync status` to see every change first",
-            "`mass_change_share` in teamsync.yaml to change the limit (1 turns the guard off)",
+            f"`teamsync {command} --yes` to leave them missing here (a later `teamsync sync` "
+            "would delete them for everyone)",
         ),
     )
+
+
+def restore_local(steps: Sequence[Step]) -> list[Step]:
+    """``--restore-local``: a synced file missing here is pulled again, not deleted remotely."""
+    return [
+        Step(s.key, PULL, s.base, s.local, s.remote) if s.action == DELETE_REMOTE else s
+        for s in steps
+    ]
 
 
 def _destructive(s: Step, past: Callable[[str], Collection[str]]) -> bool:
@@ -175,4 +288,13 @@ def _destructive(s: Step, past: Callable[[str], Collection[str]]) -> bool:
     return s.action in (PULL, MERGE) and s.remote is not None and s.remote in past(s.key)
 
 
-__all__ = ["Recovery", "Safety", "Stop", "lost_history", "mass_change", "restore_plan"]
+__all__ = [
+    "Recovery",
+    "Safety",
+    "Stop",
+    "lost_history",
+    "mass_change",
+    "missing_here",
+    "restore_local",
+    "restore_plan",
+]

@@ -14,7 +14,10 @@ follows such a pair so the edit and the rename meet under one name:
 - **both sides created it, spelled differently** (``Deploy.md`` new here,
   ``deploy.md`` new on the remote): the local file takes the remote's
   spelling, and the two meet as an ordinary create/create (a merge, or a
-  conflict copy holding this side's text);
+  conflict copy holding this side's text). When both sides renamed one
+  memory two ways (``fixnote.md`` to ``Fixnote.md`` there, to ``ﬁxnote.md``
+  here), the spelling only the base still holds carries its base over, so the
+  two meet 3-way: an edit made with the rename is pushed, not copied aside;
 - **this side renamed, the remote edited the old name** (``deploy.md`` new
   here, ``Deploy.md`` edited on the remote): for this round the local file
   goes back to the old name, so the edit is pulled (or merged) into it; when
@@ -36,7 +39,7 @@ from teamsync.errors import TeamsyncError
 from teamsync.security.fs import SafeDir
 from teamsync.security.keys import fold_key
 from teamsync.sync.base import checksum
-from teamsync.sync.plan import is_below
+from teamsync.sync.plan import DELETE_LOCAL, DELETE_REMOTE, PULL, PUSH, Step, is_below
 from teamsync.sync.state import BaseStore
 
 
@@ -88,46 +91,98 @@ def move_local(team: SafeDir, state: BaseStore, old: str, new: str) -> bool:
     return True
 
 
-def follow_renames(
-    team: SafeDir,
-    state: BaseStore,
-    local: MutableMapping[str, str],
+@dataclass(frozen=True)
+class Move:
+    """One local move a round wants: ``follow`` (the remote renamed ``old`` to ``new``,
+    this side edited ``old``), ``meet`` (created under two spellings: ``old`` here takes
+    the remote's ``new``) or ``redo`` (this side renamed ``old`` to ``new`` and the
+    remote edited ``old``: the file goes back to ``old`` for the round)."""
+
+    old: str
+    new: str
+    kind: str
+    rebase: str | None = None
+    """``meet``: a third spelling only the base still holds (the name both sides renamed
+    from); its base moves to ``new``, so the two sides meet 3-way, not as two creates."""
+
+    @property
+    def source(self) -> str:
+        """The local name the file is moved from."""
+        return self.new if self.kind == "redo" else self.old
+
+    @property
+    def target(self) -> str:
+        return self.old if self.kind == "redo" else self.new
+
+
+def find_renames(
+    base: Mapping[str, str],
+    local: Mapping[str, str],
     remote: Mapping[str, str],
     skip: Collection[str],
     unknown: Collection[str],
-) -> Renames:
-    """Line up case-only renames with edits made meanwhile (see the module docstring).
-
-    ``local`` is updated to the moves made; the base store is re-keyed for a
-    followed remote rename.
-    """
-    done = Renames()
-    base = state.checksums()
-    keys = [
-        k
-        for k in base.keys() | local.keys() | remote.keys()
-        if k not in skip and not is_below(k, unknown)
-    ]
+) -> list[Move]:
+    """The moves that line up case-only renames with edits made meanwhile (see the module
+    docstring). Pure: nothing is moved, so a guard can stop the round first."""
+    moves = []
+    gone = {fold_key(k): k for k in base if k not in local and k not in remote and k not in skip}
+    # A spelling neither side holds any more (only the base remembers it) takes no part:
+    # ``fixnote.md`` renamed to ``Fixnote.md`` there and to ``ﬁxnote.md`` here is a pair.
+    keys = [k for k in local.keys() | remote.keys() if k not in skip and not is_below(k, unknown)]
     for a, b in _pairs(keys):
         for old, new in ((a, b), (b, a)):
             if old not in base and new not in base:
                 only_here = old in local and old not in remote
-                only_there = new in remote and new not in local
-                if only_here and only_there and move_local(team, state, old, new):
-                    local[new] = local.pop(old)  # a create/create under two spellings
-                    done.followed.append((old, new))
+                if only_here and new in remote and new not in local:
+                    # a create/create under two spellings, or one memory renamed two ways
+                    moves.append(Move(old, new, "meet", gone.get(fold_key(new))))
                 continue
             if old not in base or new in base:
                 continue
             if old in local and new not in local and new in remote and old not in remote:
-                if local[old] != base[old] and move_local(team, state, old, new):
-                    local[new] = local.pop(old)
-                    state.advance({new: (base[old], state.content(old) or ""), old: None})
-                    done.followed.append((old, new))
+                if local[old] != base[old]:
+                    moves.append(Move(old, new, "follow"))
             elif new in local and old not in local and old in remote and new not in remote:
-                if remote[old] != base[old] and move_local(team, state, new, old):
-                    local[old] = local.pop(new)
-                    done.redo.append((old, new))
+                if remote[old] != base[old]:
+                    moves.append(Move(old, new, "redo"))
+    return moves
+
+
+def preview(
+    moves: Collection[Move], local: Mapping[str, str], base: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``local`` and ``base`` as they would be once ``moves`` are made."""
+    after, after_base = dict(local), dict(base)
+    for m in moves:
+        if m.source in after:
+            after[m.target] = after.pop(m.source)
+        moved = m.old if m.kind == "follow" else m.rebase
+        if moved is not None and moved in after_base:
+            after_base[m.new] = after_base.pop(moved)
+    return after, after_base
+
+
+def make_moves(
+    team: SafeDir,
+    state: BaseStore,
+    moves: Collection[Move],
+    local: MutableMapping[str, str],
+    base: Mapping[str, str],
+) -> Renames:
+    """Make ``moves`` (:func:`find_renames`); ``local`` is updated to the moves made and
+    the base store re-keyed for a followed remote rename."""
+    done = Renames()
+    for m in moves:
+        if not move_local(team, state, m.source, m.target):
+            continue
+        local[m.target] = local.pop(m.source)
+        moved = m.old if m.kind == "follow" else m.rebase
+        if moved is not None and moved in base:
+            state.advance({m.new: (base[moved], state.content(moved) or ""), moved: None})
+        if m.kind == "redo":
+            done.redo.append((m.old, m.new))
+        else:
+            done.followed.append((m.old, m.new))
     return done
 
 
@@ -138,3 +193,21 @@ def redo_renames(team: SafeDir, state: BaseStore, redo: Collection[tuple[str, st
         if _stored(team, old) and not _stored(team, new):
             again = move_local(team, state, old, new) or again
     return again
+
+
+def renames_in(steps: Collection[Step], *, incoming: bool) -> list[tuple[str, str, str]]:
+    """``(old, new, checksum)`` for each rename in a round's steps: a delete and a create
+    of the same content (pulled when ``incoming``, else pushed), paired one to one."""
+    gone: dict[str, list[str]] = {}
+    deleting, creating = (DELETE_LOCAL, PULL) if incoming else (DELETE_REMOTE, PUSH)
+    for s in sorted(steps, key=lambda s: s.key):
+        content = s.local if incoming else s.remote
+        if s.action == deleting and content is not None:
+            gone.setdefault(content, []).append(s.key)
+    out = []
+    for s in sorted(steps, key=lambda s: s.key):
+        content = s.remote if incoming else s.local
+        fresh = s.base is None and (s.local if incoming else s.remote) is None
+        if s.action == creating and fresh and content is not None and gone.get(content):
+            out.append((gone[content].pop(0), s.key, content))
+    return out

@@ -40,7 +40,7 @@ import collections
 import json
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -153,6 +153,7 @@ class RestBackend:
         self.refused_on_fetch: dict[str, str] = {}
         """key -> why, for listed entries whose content :meth:`fetch` refused."""
         self.not_found: tuple[Mapping[str, str], bytes] | None = None
+        self._kept: RemoteListing | None = None
 
     # -- reading ----------------------------------------------------------------------
     def use_cache(self, cache: ListingCache) -> None:
@@ -163,10 +164,22 @@ class RestBackend:
         """
         self._cache = cache
         listing = cache.listing()
+        self._kept = listing
         if listing is not None and self._snap is None:
             self._listing = listing
             if self.extensions is None:
                 self.extensions = listing.extensions
+
+    def keep_listing_at_mark(self) -> None:
+        """Put back the listing kept when the run started (a guard stopped the run).
+
+        The listing stays the one read at the base's mark, so the next run's delta
+        asks the server again about that mark's version, and a lost history is told
+        again instead of being cached away.
+        """
+        if self._cache is not None:
+            self._cache.save_listing(self._kept)
+        self._listing = self._kept
 
     def snapshot(self) -> Snapshot:
         """One conditional GET: a 304 rebuilds the snapshot from the kept listing.
@@ -214,10 +227,14 @@ class RestBackend:
             raise self._unexpected(status, body, "pull")
         data = _json(body, self.http.where)
         if base is not None and "since" in data:
+            # the checksum the server held at our serial: another one is a lost history
+            at = data.get("sinceChecksum")
+            said = (base.serial, at) if isinstance(at, str) and base.serial is not None else None
             applied = self._parse_delta(data, head, base)
             if applied is None:  # it does not add up to the store the server names: read it all
-                return self._read(delta=False)
-            snap = applied
+                self._snap = replace(self._read(delta=False), checksum_at=said)
+                return self._snap
+            snap = replace(applied, checksum_at=said)
         elif hashes_first and not isinstance(data.get("content"), dict):
             snap = self._parse_hashes(data, head)
         else:  # the full view (asked for, or a server that ignores ``view``)

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 KEEP_VERSIONS = 20
 """Past versions kept per key (the oldest go first)."""
+KEEP_RENAMES = 10_000
+"""Recorded renames kept (the oldest go first)."""
 RACY_NS = 2_000_000_000
 """A stat entry is trusted only if the file's mtime is this much older than the recording."""
 NOOP_META = "noop_version"
@@ -63,6 +65,10 @@ CREATE TABLE IF NOT EXISTS past (
 CREATE INDEX IF NOT EXISTS past_key ON past (key, id);
 CREATE TABLE IF NOT EXISTS listing (
     key TEXT PRIMARY KEY, checksum TEXT NOT NULL, changed_at REAL, rejected TEXT
+);
+CREATE TABLE IF NOT EXISTS renamed (
+    old TEXT NOT NULL, new TEXT NOT NULL, checksum TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (old, new)
 );
 CREATE TABLE IF NOT EXISTS vetted (checksum TEXT PRIMARY KEY, identity TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS stat (
@@ -249,6 +255,34 @@ class BaseStore:
 
     def past_checksums(self, key: str) -> set[str]:
         rows = self._db.execute("SELECT checksum FROM past WHERE key = ?", (key,))
+        return {str(r[0]) for r in rows}
+
+    def known_checksums(self) -> set[str]:
+        """Every checksum this machine holds or held under any key (base and past)."""
+        rows = self._db.execute("SELECT checksum FROM base UNION SELECT checksum FROM past")
+        return {str(r[0]) for r in rows}
+
+    # -- renames a sync applied ---------------------------------------------------
+    def record_renames(self, moves: Iterable[tuple[str, str, str]]) -> None:
+        """Remember ``(old, new, checksum)`` renames that a sync applied here or pushed."""
+        rows = [(old, new, check, time.time()) for old, new, check in moves]
+        if rows:
+            with self.transaction():
+                self._db.executemany("INSERT OR REPLACE INTO renamed VALUES (?, ?, ?, ?)", rows)
+                self._db.execute(
+                    "DELETE FROM renamed WHERE rowid NOT IN "
+                    "(SELECT rowid FROM renamed ORDER BY at DESC LIMIT ?)",
+                    (KEEP_RENAMES,),
+                )
+
+    def renames(self) -> list[tuple[str, str]]:
+        """Every recorded ``(old, new)`` rename, oldest first."""
+        rows = self._db.execute("SELECT old, new FROM renamed ORDER BY at, old, new")
+        return [(str(o), str(n)) for o, n in rows]
+
+    def renamed_keys(self) -> set[str]:
+        """Every key a recorded rename came from or went to."""
+        rows = self._db.execute("SELECT old FROM renamed UNION SELECT new FROM renamed")
         return {str(r[0]) for r in rows}
 
     # -- the remote's last known state -------------------------------------------

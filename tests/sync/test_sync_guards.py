@@ -3,6 +3,7 @@ planning, unknown subtrees, NUL-framed git log parsing and the config knobs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,14 @@ from teamsync.security.keys import MAX_DEPTH
 from teamsync.sync.base import Snapshot
 from teamsync.sync.config import load_config
 from teamsync.sync.gitcmd import parse_change_times
-from teamsync.sync.guards import Safety, lost_history, mass_change, restore_plan
+from teamsync.sync.guards import (
+    Safety,
+    lost_history,
+    mass_change,
+    missing_here,
+    restore_local,
+    restore_plan,
+)
 from teamsync.sync.plan import DELETE_LOCAL, MERGE, PULL, PUSH, is_below, plan
 from teamsync.sync.state import BaseStore, RemoteMark
 
@@ -165,3 +173,63 @@ def test_mass_change_config_is_validated(tmp_path: Path, line: str, ok: bool) ->
     else:
         with pytest.raises(ConfigError, match="mass_change"):
             load_config(tmp_path)
+
+
+def _past(rows: dict[str, set[str]]) -> Callable[[str], set[str]]:
+    return lambda key: rows.get(key, set())
+
+
+def test_a_server_with_other_content_at_the_mark_stops_only_if_it_would_revert() -> None:
+    """Issue 24 §1a: restored, then written past the mark; the server says what it held
+    at the mark's serial."""
+    past = _past({"a.md": {"sha256:a0"}})
+    old = {"a.md": "sha256:a0", "b.md": "sha256:b"}  # a.md back at a version replaced here
+    mark = RemoteMark("v7", 7)
+    snap = Snapshot("v9", old, serial=9, checksum_at=(7, "other"))
+    stop = lost_history(mark, BASE, snap, None, "x", past)
+    assert stop is not None and "other content at version 7" in stop.message
+    same = Snapshot("v9", old, serial=9, checksum_at=(7, "v7"))  # the mark as seen: go on
+    assert lost_history(mark, BASE, same, None, "x", past) is None
+    # nothing this machine synced reads as a revert (a teammate restored it already): go on
+    newer = {"a.md": "sha256:a2", "b.md": "sha256:b"}
+    moved = Snapshot("v9", newer, serial=9, checksum_at=(7, "other"))
+    assert lost_history(mark, BASE, moved, None, "x", past) is None
+
+
+def test_a_server_without_counter_or_history_stops_on_a_revert() -> None:
+    """Issue 24 §1b: no counter, no history: an older version of a synced memory stops."""
+    past = _past({"a.md": {"sha256:a0"}})
+    snap = Snapshot("v2", {"a.md": "sha256:a0", "b.md": "sha256:b"})
+    stop = lost_history(RemoteMark("v1"), BASE, snap, None, "x", past)
+    assert stop is not None and "no version counter" in stop.message and "a.md" in stop.message
+    fresh = Snapshot("v2", {"a.md": "sha256:a1", "b.md": "sha256:b"})  # a newer edit
+    assert lost_history(RemoteMark("v1"), BASE, fresh, None, "x", past) is None
+    # git tells by descent: no guess from contents
+    assert lost_history(RemoteMark("v1"), BASE, snap, lambda _v: True, "x", past) is None
+
+
+def test_restore_remote_pulls_a_write_made_after_the_restore() -> None:
+    base = {"m0.md": "v2", "m1.md": "c1", "m2.md": "c2"}
+    remote = {"m0.md": "v1", "m1.md": "c1", "m2.md": "carol"}
+    when = {"m0.md": 10.0, "m1.md": 20.0, "m2.md": 30.0}
+    steps = plan(base, dict(base), remote)
+    past = _past({"m0.md": {"v1"}})
+    out = restore_plan(steps, base, past, remote, when)
+    assert {s.key: s.action for s in out} == {"m0.md": PUSH, "m2.md": PULL}
+    older = {**when, "m2.md": 15.0}  # from before the newest one seen: lost, re-pushed
+    out = restore_plan(steps, base, past, remote, older)
+    assert {s.key: s.action for s in out} == {"m0.md": PUSH, "m2.md": PUSH}
+
+
+def test_a_pull_with_most_files_missing_stops_and_offers_to_download_first() -> None:
+    base = {f"k{i}.md": f"c{i}" for i in range(8)}
+    steps = plan(base, {}, base)  # every file gone here, the remote unchanged
+    stop = missing_here(steps, base, Safety(), "pull")
+    assert stop is not None and "8 of the 8 memories synced here are missing" in stop.message
+    assert stop.way_forward[0].startswith("`teamsync pull --restore-local`")
+    assert all("--yes" not in w for w in stop.way_forward[:2])
+    assert missing_here(steps, base, Safety(restore_local=True), "pull") is None
+    assert {s.action for s in restore_local(steps)} == {PULL}
+    stop = mass_change(steps, base, _past({}), Safety(), "sync")
+    assert stop is not None and "--restore-local" in stop.way_forward[0]
+    assert "for everyone" in stop.way_forward[2]
