@@ -52,7 +52,6 @@ from teamsync.sync.renames import find_renames, make_moves, preview, redo_rename
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
-from teamsync.sync.tombstones import tombstoned_bases
 
 Mode = Literal["pull", "push", "sync", "status"]
 MAX_ROUNDS = 5
@@ -275,18 +274,6 @@ class _Run:
         state.set_remote_mark(mark)
         return "more" if more and mode == "sync" else "done"
 
-    def _tombstoned(
-        self, snap: Snapshot, base: dict[str, str], local_sums: Mapping[str, str]
-    ) -> dict[str, str]:
-        if not snap.deleted:
-            return {}
-
-        def changed_at(key: str) -> float | None:
-            st = self.applier.team.stat(key)
-            return None if st is None else st.st_mtime
-
-        return tombstoned_bases(snap.deleted, base, local_sums, snap.checksums, changed_at)
-
     def _plan(
         self,
         snap: Snapshot,
@@ -316,7 +303,7 @@ class _Run:
             synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
             known=state.known_checksums,
         )
-        plan_base = {**base, **recovered, **self._tombstoned(snap, base, local_sums)}
+        plan_base = {**base, **recovered}
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
         if self.lost is True:
             descends = getattr(self.backend, "descends_from", None)
