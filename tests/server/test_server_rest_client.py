@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -67,10 +68,9 @@ def test_a_412_never_overwrites_a_teammates_newer_version(
     assert store.repos["acme/widgets"]["a.md"] == "theirs, newer"
 
 
-def test_deletes_travel_as_soft_delete_keys_to_a_plain_server(
-    tmp_path: Path, minimal: tuple[str, MinimalStore]
-) -> None:
-    url, store = minimal
+def _alice_deletes_what_bob_holds_a_copy_of(tmp_path: Path, url: str) -> Any:
+    """Alice shares a.md and b.md, Bob writes his own copy of a.md (never synced), Alice
+    deletes a.md and syncs; returns Bob."""
     alice, bob = make_rest_team(tmp_path, url, [TOKEN, TOKEN], ["alice", "bob"])
     alice.write("a.md", memory("A", "one\n"))
     alice.write("b.md", memory("B", "two\n"))
@@ -78,6 +78,14 @@ def test_deletes_travel_as_soft_delete_keys_to_a_plain_server(
     (bob.team / "a.md").write_text(memory("A", "one\n"), encoding="utf-8")  # a copy, unsynced
     (alice.team / "a.md").unlink()
     alice.sync()
+    return bob
+
+
+def test_deletes_travel_as_soft_delete_keys_to_a_plain_server(
+    tmp_path: Path, minimal: tuple[str, MinimalStore]
+) -> None:
+    url, store = minimal
+    _alice_deletes_what_bob_holds_a_copy_of(tmp_path, url)
     assert store.puts[-1]["body"].get("soft_delete_keys") == ["a.md"]
     assert "a.md" not in store.repos["acme/widgets"]
     assert "a.md" in store.deleted["acme/widgets"]
@@ -92,13 +100,7 @@ def test_an_older_copy_of_a_memory_a_teammate_deleted_is_not_shared_again(
     tmp_path: Path, minimal: tuple[str, MinimalStore]
 ) -> None:
     url, store = minimal
-    alice, bob = make_rest_team(tmp_path, url, [TOKEN, TOKEN], ["alice", "bob"])
-    alice.write("a.md", memory("A", "one\n"))
-    alice.write("b.md", memory("B", "two\n"))
-    alice.sync()
-    (bob.team / "a.md").write_text(memory("A", "one\n"), encoding="utf-8")  # a copy, unsynced
-    (alice.team / "a.md").unlink()
-    alice.sync()
+    bob = _alice_deletes_what_bob_holds_a_copy_of(tmp_path, url)
     bob.sync()  # bob's older copy of a deleted memory is not shared again
     assert "a.md" not in store.repos["acme/widgets"]
     assert not (bob.team / "a.md").exists() and (bob.team / "b.md").exists()
