@@ -32,7 +32,7 @@ PATTERNS = (
     re.compile(r"^[\s#-]*rev:\s*" + _REF, re.MULTILINE),
     re.compile(r"^[\s#-]*ref:\s*" + _REF, re.MULTILINE),
     re.compile(r"uses:\s*[\w.-]+/teamsync@" + _REF),
-    re.compile(r"teamsync(?:\.git)?@" + _REF),
+    re.compile(r"(?<!//)teamsync(?:\.git)?@" + _REF),  # not a URL's user (postgresql://teamsync@)
     re.compile(r"git\+[^\s'\"`@]+@" + _REF),  # any pip requirement from git
 )
 PLACEHOLDER = re.compile(r"<[^>]*>?")
