@@ -31,10 +31,10 @@ from teamsync.cli._common import AppContext, finish, pass_app
     "--settings",
     "target",
     type=click.Choice(["project", "local", "user"]),
-    default="project",
-    show_default=True,
-    help="Which Claude Code settings file: project (.claude/settings.json, committed), local "
-    "(.claude/settings.local.json, only you) or user (~/.claude/settings.json).",
+    default=None,
+    help="Which Claude Code settings file: project (.claude/settings.json, committed; the "
+    "default), local (.claude/settings.local.json, only you) or user (~/.claude/settings.json). "
+    "Naming one installs the Claude Code hooks.",
 )
 @click.option(
     "--with-extract",
@@ -51,7 +51,7 @@ def install_hooks(
     app: AppContext,
     claude_code: bool,
     git_hooks: bool,
-    target: str,
+    target: str | None,
     extract: bool,
     uninstall: bool,
 ) -> None:

@@ -70,10 +70,20 @@ def install_hooks(
     claude_code: bool,
     git: bool,
     remove: bool,
-    target: str = "project",
+    target: str | None = None,
     extract: bool = False,
 ) -> int:
-    """Install or uninstall the requested hooks; return the exit code."""
+    """Install or uninstall the requested hooks; return the exit code.
+
+    ``--settings`` names a Claude Code settings file, so it installs the Claude Code
+    hooks even without ``--claude-code`` (it used to install only the git hooks,
+    silently). The last line says what was installed.
+    """
+    if target is not None and not claude_code:
+        claude_code = True
+        output.info(f"--settings {target} names a Claude Code settings file: installing the "
+                    "Claude Code hooks too")  # fmt: skip
+    target = target or "project"
     if not git and not claude_code:
         raise UsageError("nothing to do: --no-git without --claude-code; drop one of them")
     if extract and not claude_code:
@@ -85,5 +95,13 @@ def install_hooks(
         report.update(_git_hooks(settings, output, remove=remove))
     if claude_code:
         report.update(_claude(settings, output, remove=remove, target=target, extract=extract))
+    what = " and ".join(
+        part
+        for part, on in (("the git hooks", git), (f"the Claude Code hooks ({target})", claude_code))
+        if on
+    )
+    verb = "removed" if remove else "installed"
+    hint = "" if claude_code or remove else "; add --claude-code for the Claude Code hooks"
+    output.info(f"teamsync: {verb} {what}{hint}")
     output.emit(report)
     return 0
