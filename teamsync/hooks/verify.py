@@ -5,10 +5,15 @@ shell (``printf '\\147…'``, ``sort -o``, ``find -exec cp``, a hard link elsewh
 So around every call the guard cannot model exactly, two steps run:
 
 * :func:`take` (PreToolUse) records a cheap snapshot under the state directory:
-  ``lstat`` of every entry in every team directory the call could reach, and the
-  stamp of every guarded file (:mod:`teamsync.hooks.policy`), with a trusted copy
-  of each guarded file kept up to date (copied only when its stamp moved);
-* :func:`check` (PostToolUse) compares against it, reading only what changed:
+  the time, and the stamp of every guarded file (:mod:`teamsync.hooks.policy`),
+  with a trusted copy of each guarded file kept up to date (copied only when its
+  stamp moved), and the inode number of every entry of every team directory the
+  call could reach, read from the directory listing itself (no ``stat``);
+* :func:`check` (PostToolUse) runs ``lstat`` on every entry and reads only those
+  that are new, have another inode, or whose ``st_ctime`` is not older than the
+  snapshot (the kernel sets it on every write, rename, link and chmod, and no
+  unprivileged program can set it back; a directory moved in whole brings entries
+  the snapshot did not list):
 
   - a new or changed file in ``team/`` that holds a likely secret (in its content
     or its name), and any new link or odd file there, is **moved** to the
@@ -23,7 +28,7 @@ This layer is the guarantee for the hook; the text-based judgement in
 before it sends anything (the gate that holds when no hook runs at all).
 
 A snapshot whose PostToolUse never came (the tool failed, the session died) is
-checked by the next hook call of the session; there, guarded files are put back
+checked by the session's next PostToolUse; there, guarded files are put back
 only when the snapshot is younger than :data:`ORPHAN_RESTORE_S`, so a person's
 own later edit is not undone.
 """
@@ -42,6 +47,9 @@ from teamsync.hooks.places import Places
 from teamsync.hooks.policy import Guarded, guarded_files
 
 ORPHAN_RESTORE_S = 120.0
+CTIME_SLACK_S = 2.0
+"""A file whose status changed this long before the snapshot is checked too: the
+kernel's file clock is coarse (and some file systems keep seconds only)."""
 ORPHAN_MAX_AGE_S = 86_400.0
 MAX_SCAN_BYTES = 8_000_000
 _ID = re.compile(r"[^A-Za-z0-9_.-]")
@@ -79,6 +87,29 @@ def walk(team: str) -> dict[str, Stamp]:
                     stack.append(key)
                 else:
                     out[key] = _stamp(st)
+    return out
+
+
+def names(team: str) -> dict[str, int]:
+    """``key -> inode`` for every entry below ``team``, from the listing alone (no ``stat``)."""
+    out: dict[str, int] = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = os.scandir(os.path.join(team, rel) if rel else team)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                key = f"{rel}/{entry.name}" if rel else entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(key)
+                        continue
+                    out[key] = entry.inode()
+                except OSError:
+                    continue
     return out
 
 
@@ -138,7 +169,7 @@ def take(places: Places, payload: dict[str, Any]) -> None:
     snap = {
         "t": time.time(),
         "session": str(payload.get("session_id") or ""),
-        "teams": {str(t): walk(str(t)) for t in places.teams},
+        "teams": {str(t): names(str(t)) for t in places.teams},
         "guarded": _trusted(places, guarded),
     }
     pending = _state(places) / "pending"
@@ -217,14 +248,22 @@ def _findings(changed: list[tuple[str, str]], places: Places) -> dict[str, str]:
 
 
 def _check_teams(places: Places, snap: dict[str, Any], sid: str) -> list[str]:
-    teams = snap.get("teams")
-    before_all: dict[str, Any] = teams if isinstance(teams, dict) else {}
+    """The team entries changed since the snapshot: a ``stat`` of each, and a read of
+    only those whose status changed after it (``st_ctime``: the kernel sets it on every
+    write, rename, link and chmod, and no program can set it back)."""
+    try:
+        since = int((float(snap.get("t", 0)) - CTIME_SLACK_S) * 1e9)
+    except (TypeError, ValueError):
+        since = 0
+    listed = snap.get("teams")
+    before_all: dict[str, Any] = listed if isinstance(listed, dict) else {}
     changed: list[tuple[str, str]] = []
     odd: list[tuple[str, str, str]] = []
     for team in places.teams:
-        before = before_all.get(str(team)) or {}
+        before = before_all.get(str(team))
         for key, now in walk(str(team)).items():
-            if before.get(key) == now:
+            known = before is None or (isinstance(before, dict) and before.get(key) == now[0])
+            if known and now[3] < since:
                 continue
             path = os.path.join(team, key)
             if now[4] == 1:
@@ -346,12 +385,8 @@ def check(places: Places, payload: dict[str, Any]) -> list[str]:
     mine = pending / f"{sid}.json"
     messages = check_orphans(places, payload, skip=mine)
     snap = _load(mine)
-    if snap is None:
-        cutoff = (time.time() - ORPHAN_RESTORE_S) * 1e9
-        teams = {
-            str(t): {k: v for k, v in walk(str(t)).items() if v[3] < cutoff} for t in places.teams
-        }
-        snap = {"teams": teams, "guarded": {}}
+    if snap is None:  # the PreToolUse hook did not run: what changed lately
+        snap = {"t": time.time() - ORPHAN_RESTORE_S, "guarded": {}}
     messages += _check_teams(places, snap, sid)
     messages += _restore(places, snap, sid)
     try:
@@ -417,4 +452,4 @@ def block_json(messages: list[str]) -> str:
     return json.dumps({"decision": "block", "reason": " ".join(messages)})
 
 
-__all__ = ["block_json", "check", "check_orphans", "check_written", "take", "walk"]
+__all__ = ["block_json", "check", "check_orphans", "check_written", "names", "take", "walk"]

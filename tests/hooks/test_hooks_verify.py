@@ -432,3 +432,20 @@ def test_the_guard_imports_stay_light_on_post(box: Box) -> None:
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **box.environ()},
                           cwd=box.project, capture_output=True, text=True, check=True)  # fmt: skip
     assert json.loads(done.stdout) == []
+
+
+def test_a_directory_prepared_earlier_and_moved_in_whole_is_checked(
+    box: Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from teamsync.hooks import verify
+
+    monkeypatch.setattr(verify, "CTIME_SLACK_S", 0.0)  # its files' ctime predates the call
+    (box.project / "prep" / "sub").mkdir(parents=True)
+    (box.project / "prep" / "sub" / "x.md").write_text(f"{TOKEN}\n", encoding="utf-8")
+    time.sleep(0.05)
+    code = f"import os; os.rename({str(box.project / 'prep')!r}, {str(box.team / 'prep')!r})"
+    layer, message = bash_call(box, f"python3 -c \"exec(bytes.fromhex('{code.encode().hex()}'))\"")
+    assert layer == "caught" and "github-pat" in message  # the check after saw it
+    assert box.secrets_in_team() == []
