@@ -291,14 +291,15 @@ ZERO_SHA = frozenset({"0" * 40, "0" * 64})
 def iter_pushed(old: str, new: str, cwd: Path, env: Mapping[str, str]) -> Iterator[Item]:
     """What a push of ``old`` → ``new`` brings (a server-side hook: ``env`` as git gave it).
 
-    Every line the new commits add (``new --not --all``: the commits no ref has
-    yet), each with its commit, so a secret added and removed again in the push is
+    Every line the new commits add (``old..new``; for a new branch ``new --not
+    --all``, the commits no ref has yet), each with its commit, so a secret added and removed again in the push is
     still found; and every file the push changes, whole, at ``new``, so a secret
     split across two edits is seen joined. ``old`` all zeros: a new branch, whose
     whole tree is read.
     """
+    commits = [new, "--not", "--all"] if old in ZERO_SHA else [f"{old}..{new}"]
     proc = _popen(["log", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
-                   "--format=%x00commit %H", new, "--not", "--all", "--"], cwd, env)  # fmt: skip
+                   "--format=%x00commit %H", *commits, "--"], cwd, env)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.close()
     try:

@@ -405,6 +405,11 @@ def test_pre_receive_reads_the_allowlist_from_the_protected_branch(tmp_path: Pat
                              capture_output=True, text=True, check=False)  # fmt: skip
     assert refused.returncode != 0 and "github-pat" in refused.stderr
     assert TOKEN not in refused.stderr
+    # the CI job on the memory branch: the same check, the push range on stdin
+    before = git(work, "rev-parse", "origin/teamsync/memory")
+    line = f"{before} {git(work, 'rev-parse', 'HEAD')} refs/heads/teamsync/memory\n"
+    ci = run_teamsync(["pre-receive", "--allowlist-ref", "main"], cwd=work, input=line)
+    assert ci.returncode == 1 and "github-pat" in ci.stderr and TOKEN not in ci.stderr
     # reviewed and merged into the protected default branch: then it counts
     git(work, "switch", "-q", "main")
     (work / ".teamsync").mkdir(exist_ok=True)
@@ -412,6 +417,8 @@ def test_pre_receive_reads_the_allowlist_from_the_protected_branch(tmp_path: Pat
     git(work, "add", ".teamsync")
     git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "reviewed")
     git(work, "push", "-q", "origin", "main")
+    ci = run_teamsync(["pre-receive", "--allowlist-ref", "main"], cwd=work, input=line)
+    assert ci.returncode == 0, ci.stderr
     accepted = subprocess.run(["git", "-C", str(work), "push", "origin", "teamsync/memory"],
                               capture_output=True, text=True, check=False)  # fmt: skip
     assert accepted.returncode == 0, accepted.stderr
