@@ -125,23 +125,28 @@ def snapshot_id(payload: dict[str, Any]) -> str:
     return _ID.sub("_", str(raw))[:120]
 
 
+TRUSTED_VERSIONS = 4
+"""Trusted copies kept per guarded file: the state any live snapshot may name."""
+
+
+def _versions(index: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    entry = index.get(path)
+    versions = entry.get("versions") if isinstance(entry, dict) else None
+    return [v for v in versions if isinstance(v, dict)] if isinstance(versions, list) else []
+
+
 def _trusted(places: Places, guarded: list[Guarded]) -> dict[str, Any]:
-    """Stamps of the guarded files, with a trusted copy of each kept current."""
+    """Stamps of the guarded files, with a trusted copy of each state kept (the last few)."""
     folder = _state(places) / "trusted"
     index_path = folder / "index.json"
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        index = {}
-    if not isinstance(index, dict):
-        index = {}
+    index = _load(index_path) or {}
     stamps: dict[str, Any] = {}
     changed = False
     for item in guarded:
         now = _file_stamp(item.path)
         stamps[item.path] = [now, item.kind]
-        known = index.get(item.path)
-        if now is None or (isinstance(known, dict) and known.get("stamp") == now):
+        versions = _versions(index, item.path)
+        if now is None or any(v.get("stamp") == now for v in versions):
             continue
         try:
             with open(item.path, "rb") as handle:
@@ -150,9 +155,12 @@ def _trusted(places: Places, guarded: list[Guarded]) -> dict[str, Any]:
             continue
         from teamsync._files import write_atomic
 
-        name = _ID.sub("_", item.path.strip("/"))[-200:]
+        name = f"{_ID.sub('_', item.path.strip('/'))[-180:]}.{time.time_ns()}"
         write_atomic(folder / name, data, new_mode=0o600, durable=False)
-        index[item.path] = {"stamp": now, "copy": name, "mode": now[5]}
+        versions.append({"stamp": now, "copy": name, "mode": now[5]})
+        for old in versions[:-TRUSTED_VERSIONS]:
+            (folder / str(old.get("copy"))).unlink(missing_ok=True)
+        index[item.path] = {"versions": versions[-TRUSTED_VERSIONS:]}
         changed = True
     if changed:
         from teamsync._files import write_atomic
@@ -326,7 +334,6 @@ def _restore(places: Places, snap: dict[str, Any], sid: str) -> list[str]:
     guarded: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     folder = _state(places) / "trusted"
     index = _load(folder / "index.json") or {}
-    original = json.loads(json.dumps(index))
     where = _quarantine_dir(places, sid) / "changed-policy"
     put_back: list[str] = []
     for path, (before, kind) in guarded.items():
@@ -340,30 +347,27 @@ def _restore(places: Places, snap: dict[str, Any], sid: str) -> list[str]:
                 _move(path, keep)
                 put_back.append(f"{label}: removed the new file")
             continue
-        entry = index.get(path)
-        if not isinstance(entry, dict) or entry.get("stamp") != before:
+        entry = next((v for v in _versions(index, path) if v.get("stamp") == before), None)
+        try:
+            data = None if entry is None else (folder / str(entry["copy"])).read_bytes()
+        except OSError:
+            data = None
+        if entry is None or data is None:
             put_back.append(
                 f"{label}: changed, and no trusted copy was kept; a person must check it"
             )
             continue
-        from teamsync._files import write_atomic
-
-        data = (folder / str(entry["copy"])).read_bytes()
         if now is not None and _same(path, data):
-            index[path] = {**entry, "stamp": now}  # touched, or already put back
-            continue
+            continue  # touched, or already put back
         if now is not None:
             keep.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             import shutil
 
             shutil.copy2(path, keep)
-        write_atomic(Path(path), data, mode=int(entry.get("mode") or 0o644))
-        index[path] = {**entry, "stamp": _file_stamp(path)}
-        put_back.append(f"{label}: put back as it was")
-    if index != original:
         from teamsync._files import write_atomic
 
-        write_atomic(folder / "index.json", json.dumps(index), new_mode=0o600, durable=False)
+        write_atomic(Path(path), data, mode=int(entry.get("mode") or 0o644))
+        put_back.append(f"{label}: put back as it was")
     if put_back:
         return [
             "teamsync put back what this call changed in files kept by people, not by tools: "
@@ -373,26 +377,68 @@ def _restore(places: Places, snap: dict[str, Any], sid: str) -> list[str]:
     return []
 
 
-def check(places: Places, payload: dict[str, Any]) -> list[str]:
-    """Compare against this call's snapshot and act; the messages for the model (PostToolUse).
+def _baselines(
+    places: Places, payload: dict[str, Any], mine: Path | None
+) -> tuple[list[dict[str, Any]], list[Path]]:
+    """This call's snapshot (if any) and the session's snapshots whose PostToolUse never
+    came, each with its ``age``; and the snapshot files to drop after this check."""
+    pending = _state(places) / "pending"
+    try:
+        listed = os.listdir(pending)
+    except OSError:
+        listed = []
+    session = str(payload.get("session_id") or "")
+    now = time.time()
+    snaps: list[dict[str, Any]] = []
+    drop: list[Path] = [] if mine is None else [mine]
+    for name in listed:
+        path = pending / name
+        if not name.endswith(".json"):
+            continue
+        snap = _load(path)
+        try:
+            age = now - float(snap["t"]) if snap is not None else ORPHAN_MAX_AGE_S + 1
+        except (KeyError, TypeError, ValueError):
+            age = ORPHAN_MAX_AGE_S + 1
+        if snap is None or age > ORPHAN_MAX_AGE_S:
+            drop.append(path)
+            continue
+        own = path == mine
+        if not own and snap.get("session") != session:
+            continue  # another session's call
+        snaps.append({**snap, "age": age, "own": own})
+        if not own and age >= ORPHAN_RESTORE_S:
+            drop.append(path)  # checked once more now; its own PostToolUse is long overdue
+    return snaps, drop
 
-    Snapshots of earlier calls whose PostToolUse never came are checked too.
-    Without any snapshot (the PreToolUse hook did not run), team files changed in
-    the last :data:`ORPHAN_RESTORE_S` seconds are checked.
+
+def check(places: Places, payload: dict[str, Any], *, own: bool = True) -> list[str]:
+    """Compare against the snapshots and act; the messages for the model (PostToolUse).
+
+    One pass over ``team/`` against the oldest snapshot that counts: this call's,
+    and those of the session's earlier calls whose PostToolUse never came (a failed
+    tool, a session that died). Guarded files are put back to their state in the
+    oldest snapshot younger than :data:`ORPHAN_RESTORE_S` (or this call's). Without
+    any snapshot (the PreToolUse hook did not run), team files changed in the last
+    :data:`ORPHAN_RESTORE_S` seconds are checked. ``own=False`` (after a Write or
+    Edit, which has no snapshot) checks only the earlier calls' snapshots.
     """
     sid = snapshot_id(payload)
-    pending = _state(places) / "pending"
-    mine = pending / f"{sid}.json"
-    messages = check_orphans(places, payload, skip=mine)
-    snap = _load(mine)
-    if snap is None:  # the PreToolUse hook did not run: what changed lately
-        snap = {"t": time.time() - ORPHAN_RESTORE_S, "guarded": {}}
-    messages += _check_teams(places, snap, sid)
-    messages += _restore(places, snap, sid)
-    try:
-        mine.unlink()
-    except FileNotFoundError:
-        pass
+    mine = _state(places) / "pending" / f"{sid}.json" if own else None
+    snaps, drop = _baselines(places, payload, mine)
+    if own and not any(s["own"] for s in snaps):  # the PreToolUse hook did not run
+        snaps.append({"t": time.time() - ORPHAN_RESTORE_S, "age": 0.0, "own": True})
+    messages: list[str] = []
+    if snaps:
+        base = min(snaps, key=lambda s: float(s["t"]))
+        messages += _check_teams(places, base, sid)
+        recent = [
+            s for s in snaps if (s["own"] or s["age"] < ORPHAN_RESTORE_S) and s.get("guarded")
+        ]
+        if recent:
+            messages += _restore(places, min(recent, key=lambda s: float(s["t"])), sid)
+    for path in drop:
+        path.unlink(missing_ok=True)
     return messages
 
 
@@ -402,7 +448,7 @@ def check_written(places: Places, payload: dict[str, Any], team: Path, key: str)
     The guard before it judged the result it predicted; this reads what Claude Code
     actually wrote (an Edit's quote handling included) and quarantines a secret.
     """
-    messages = check_orphans(places, payload)
+    messages = check(places, payload, own=False)
     path = os.path.join(team, key)
     try:
         st = os.lstat(path)
@@ -413,43 +459,9 @@ def check_written(places: Places, payload: dict[str, Any], team: Path, key: str)
     return messages + _act(places, [], [(path, key, "a link")], snapshot_id(payload))
 
 
-def check_orphans(
-    places: Places, payload: dict[str, Any], *, skip: Path | None = None
-) -> list[str]:
-    """Check (and drop) snapshots of this session whose PostToolUse never came."""
-    pending = _state(places) / "pending"
-    try:
-        names = os.listdir(pending)
-    except OSError:
-        return []
-    session = str(payload.get("session_id") or "")
-    now = time.time()
-    messages: list[str] = []
-    for name in names:
-        path = pending / name
-        if path == skip or not name.endswith(".json"):
-            continue
-        snap = _load(path)
-        age = now - float(snap.get("t", 0)) if snap else ORPHAN_MAX_AGE_S + 1
-        if snap is not None and snap.get("session") == session and age < ORPHAN_MAX_AGE_S:
-            # quarantine is right even while that call still runs; a file put back is
-            # compared by content, so checking it again changes nothing
-            messages += _check_teams(places, snap, name[:-5])
-            if age < ORPHAN_RESTORE_S:
-                messages += _restore(places, snap, name[:-5])
-                continue  # its own PostToolUse may still come
-        elif age < ORPHAN_MAX_AGE_S:
-            continue  # another session's call
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
-    return messages
-
-
 def block_json(messages: list[str]) -> str:
     """Claude Code's blocking PostToolUse answer: the model is told what was found."""
     return json.dumps({"decision": "block", "reason": " ".join(messages)})
 
 
-__all__ = ["block_json", "check", "check_orphans", "check_written", "names", "take", "walk"]
+__all__ = ["block_json", "check", "check_written", "names", "take", "walk"]

@@ -456,3 +456,27 @@ def test_a_directory_prepared_earlier_and_moved_in_whole_is_checked(
     layer, message = bash_call(box, f"python3 -c \"exec(bytes.fromhex('{code.encode().hex()}'))\"")
     assert layer == "caught" and "github-pat" in message  # the check after saw it
     assert box.secrets_in_team() == []
+
+
+def test_orphaned_snapshots_cost_one_pass_and_still_put_policy_back(
+    box: Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from teamsync.hooks import verify
+
+    settings_path = _install_settings(box)
+    original = settings_path.read_bytes()
+    base = {"session_id": "s", "cwd": str(box.project), "tool_name": "Bash"}
+    for n in range(20):  # twenty calls whose PostToolUse never came (the tool failed)
+        assert box.hook("PreToolUse", {**base, "tool_use_id": f"o{n}",
+                                       "tool_input": {"command": "make"}}) is None  # fmt: skip
+        if n == 3:
+            settings_path.write_text("{}\n", encoding="utf-8")  # during a failed call
+    walks: list[str] = []
+    real_walk = verify.walk
+    monkeypatch.setattr(verify, "walk", lambda team: walks.append(team) or real_walk(team))
+    post = box.hook(
+        "PostToolUse", {**base, "tool_use_id": "o19", "tool_input": {"command": "make"}}
+    )
+    assert post is not None and "put back" in post["reason"]
+    assert settings_path.read_bytes() == original
+    assert len(walks) == len(set(walks))  # each team directory walked once, not once per snapshot
