@@ -227,6 +227,7 @@ def measure_pair(runs: int, memories: int) -> list[PairRow]:
             floor += time_once([sys.executable, "-c", "pass"], "", env, True)[0]
             samples["2 × python -c pass (floor)"].append(floor)
             payload = _bash(project, "pytest -q tests/ && git status --short", 3 * i)
+            payload = payload.replace('"bench"', '"bench-pre-only"')  # its orphans stay apart
             samples["Pre only, Bash not naming memory"].append(
                 time_once([TEAMSYNC, "guard"], payload, env, True)[0]
             )

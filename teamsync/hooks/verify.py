@@ -120,6 +120,15 @@ def _file_stamp(path: str) -> Stamp | None:
         return None
 
 
+def _session(payload: dict[str, Any]) -> str:
+    return _ID.sub("_", str(payload.get("session_id") or "none"))[:80]
+
+
+def _pending_name(payload: dict[str, Any]) -> str:
+    """``<session>~<call>.json``: a session's snapshots are told apart by name alone."""
+    return f"{_session(payload)}~{snapshot_id(payload)}.json"
+
+
 def snapshot_id(payload: dict[str, Any]) -> str:
     raw = payload.get("tool_use_id") or payload.get("session_id") or "call"
     return _ID.sub("_", str(raw))[:120]
@@ -181,7 +190,7 @@ def take(places: Places, payload: dict[str, Any]) -> None:
         "guarded": _trusted(places, guarded),
     }
     pending = _state(places) / "pending"
-    write_atomic(pending / f"{snapshot_id(payload)}.json", json.dumps(snap), durable=False)
+    write_atomic(pending / _pending_name(payload), json.dumps(snap), durable=False)
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -387,13 +396,20 @@ def _baselines(
         listed = os.listdir(pending)
     except OSError:
         listed = []
-    session = str(payload.get("session_id") or "")
+    prefix = _session(payload) + "~"
     now = time.time()
     snaps: list[dict[str, Any]] = []
     drop: list[Path] = [] if mine is None else [mine]
     for name in listed:
         path = pending / name
         if not name.endswith(".json"):
+            continue
+        if not name.startswith(prefix):  # another session's call: only drop it when stale
+            try:
+                if now - path.stat().st_mtime > ORPHAN_MAX_AGE_S:
+                    drop.append(path)
+            except OSError:
+                pass
             continue
         snap = _load(path)
         try:
@@ -404,8 +420,6 @@ def _baselines(
             drop.append(path)
             continue
         own = path == mine
-        if not own and snap.get("session") != session:
-            continue  # another session's call
         snaps.append({**snap, "age": age, "own": own})
         if not own and age >= ORPHAN_RESTORE_S:
             drop.append(path)  # checked once more now; its own PostToolUse is long overdue
@@ -424,7 +438,7 @@ def check(places: Places, payload: dict[str, Any], *, own: bool = True) -> list[
     Edit, which has no snapshot) checks only the earlier calls' snapshots.
     """
     sid = snapshot_id(payload)
-    mine = _state(places) / "pending" / f"{sid}.json" if own else None
+    mine = _state(places) / "pending" / _pending_name(payload) if own else None
     snaps, drop = _baselines(places, payload, mine)
     if own and not any(s["own"] for s in snaps):  # the PreToolUse hook did not run
         snaps.append({"t": time.time() - ORPHAN_RESTORE_S, "age": 0.0, "own": True})
