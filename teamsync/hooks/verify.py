@@ -438,10 +438,16 @@ def check(places: Places, payload: dict[str, Any], *, own: bool = True) -> list[
     Edit, which has no snapshot) checks only the earlier calls' snapshots.
     """
     sid = snapshot_id(payload)
+    started = time.time()
     mine = _state(places) / "pending" / _pending_name(payload) if own else None
     snaps, drop = _baselines(places, payload, mine)
     if own and not any(s["own"] for s in snaps):  # the PreToolUse hook did not run
-        snaps.append({"t": time.time() - ORPHAN_RESTORE_S, "age": 0.0, "own": True})
+        snaps.append({"t": started - ORPHAN_RESTORE_S, "age": 0.0, "own": True})
+    last = _state(places) / f"{_session(payload)}.last"
+    try:  # what changed since this session's previous check (a process left running)
+        snaps.append({"t": float(last.read_text(encoding="utf-8")), "age": 0.0, "own": False})
+    except (OSError, ValueError):
+        pass
     messages: list[str] = []
     if snaps:
         base = min(snaps, key=lambda s: float(s["t"]))
@@ -453,6 +459,9 @@ def check(places: Places, payload: dict[str, Any], *, own: bool = True) -> list[
             messages += _restore(places, min(recent, key=lambda s: float(s["t"])), sid)
     for path in drop:
         path.unlink(missing_ok=True)
+    from teamsync._files import write_atomic
+
+    write_atomic(last, repr(started), new_mode=0o600, durable=False)
     return messages
 
 

@@ -480,3 +480,18 @@ def test_orphaned_snapshots_cost_one_pass_and_still_put_policy_back(
     assert post is not None and "put back" in post["reason"]
     assert settings_path.read_bytes() == original
     assert len(walks) == len(set(walks))  # each team directory walked once, not once per snapshot
+
+
+def test_a_write_between_calls_is_caught_by_the_next_check(
+    box: Box, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from teamsync.hooks import verify
+
+    monkeypatch.setattr(verify, "CTIME_SLACK_S", 0.0)
+    assert bash_call(box, "true", n=30)[0] == "missed"
+    (box.team / "later.md").write_text(f"{TOKEN}\n", encoding="utf-8")  # a process left running
+    time.sleep(0.05)
+    layer, message = bash_call(box, "true", n=31)
+    assert layer == "caught" and "later.md" in message and box.secrets_in_team() == []
