@@ -104,7 +104,7 @@ def pre_receive(
     from the pusher.
 
     \b
-    Examples (hooks/pre-receive in the server's repository):
+    Examples:
       teamsync pre-receive --branch teamsync/memory
       echo "$BEFORE $AFTER refs/heads/teamsync/memory" | teamsync pre-receive --allowlist-ref origin/main
     """

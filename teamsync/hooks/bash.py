@@ -17,13 +17,15 @@ Refused without a content check: a write into team memory whose content the
 guard cannot see (a variable or command substitution, another program's
 output, ``dd of=``, ``sed -i``, ``ln``, a target spelled with ``$``, globs or
 ``~user``), a program it does not know that is handed a team-memory path, and
-any command that runs ``teamsync allow`` or writes the reviewed allowlist.
+any command that runs ``teamsync allow`` (however quoted) or writes a file kept
+by people (:mod:`teamsync.hooks.policy`).
 Reading (``cat``, ``grep``, ``ls``, ``git``…) and deleting are left alone.
 
-The text is all there is: a command that builds the path at run time from
-pieces (``t=te; echo x > "$t"am/x.md``) is refused only because its target
-holds ``$`` and the command mentions a memory directory. Commands that never
-name ``team``, ``memory`` or the allowlist cost one substring check.
+This is a first, fast filter, not the guarantee: the shell outruns any reading
+of its text (escapes, expansion, programs whose writes it does not know, links
+that never spell ``team``). What it lets through is checked on disk after the
+call (:mod:`teamsync.hooks.verify`). Commands that never name ``team``,
+``memory`` or the allowlist cost one substring check here.
 """
 
 from __future__ import annotations

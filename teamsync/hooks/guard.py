@@ -3,7 +3,7 @@
 Claude Code sends one JSON object on stdin (``tool_name``, ``tool_input``,
 ``cwd``, ``transcript_path``…). For ``Write``, ``Edit``, ``MultiEdit`` and
 ``NotebookEdit`` whose path lands in the team directory (``<memory dir>/team``,
-from ``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the payload's ``cwd``):
+from ``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the session's project):
 
 1. the path must reach the team directory plainly: no ``..``, no symlink on the
    way in or below it, and a valid key;
@@ -15,17 +15,23 @@ from ``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the payload's ``cwd`
    and the server also use. Claude Code itself checks only the new fragment, so a
    secret split across an edit boundary gets past it.
 
-A ``Bash`` call that writes into team memory (``>``/``>>`` redirects, heredocs,
-``tee``, ``cp``, ``mv``, ``install``, ``dd of=``, ``sed -i``) is judged by
-:mod:`teamsync.hooks.bash`: what it would write is checked like a Write, and a
-write whose content the guard cannot see is refused.
+A ``Bash`` call that writes into team memory is judged first by
+:mod:`teamsync.hooks.bash` from its text (a fast filter: what it would write is
+checked like a Write, a write whose content the text does not show is refused).
+The guarantee is the check after: before every Bash call (and any tool the guard
+cannot model) it lets through, the guard records a snapshot
+(:mod:`teamsync.hooks.verify`), and the PostToolUse hook quarantines whatever
+landed in ``team/`` holding a secret. The session's memory directories come
+from :mod:`teamsync.hooks.places` (not the payload's ``cwd``); the files kept by
+people (:mod:`teamsync.hooks.policy`) are refused to every tool.
 
 Fail closed: an internal error, a payload that cannot be read, or running past
 :data:`DEFAULT_BUDGET_S` (Claude Code lets a tool call through when its hook
 times out) is a deny whenever the call may touch a memory directory. The
 reviewed allowlist (:mod:`teamsync.security.allowlist`) is the only thing that
 lets a finding through; inline ``teamsync: allow`` comments do not count, and
-the model cannot write the allowlist or run ``teamsync allow``.
+the model cannot write the allowlist or run ``teamsync allow``; the allowlist
+read is the committed one (``HEAD``).
 
 A refusal is printed as the hook's JSON decision (``permissionDecision:
 "deny"``) with a one-line reason naming the rule and line, never the secret, and
@@ -156,7 +162,7 @@ def _current(team: Path, key: str) -> str | None:
         return None
 
 
-class EditUnapplied(ValueError):
+class _EditUnapplied(ValueError):
     """The edit would not apply (``old_string`` not found): its result is unknown."""
 
 
@@ -206,23 +212,23 @@ def apply_edit(current: str | None, old: Any, new: Any, replace_all: Any) -> lis
     and ``old_string`` read as straight ones; it then writes the file's own
     spelling of the match away and curls ``new_string``'s quotes to the file's
     style. Both the plain and the curled result are returned (the guard judges
-    every one). An edit that cannot apply raises :class:`EditUnapplied`.
+    every one). An edit that cannot apply raises :class:`_EditUnapplied`.
     """
     if not isinstance(old, str) or not isinstance(new, str):
         raise ValueError("old_string and new_string must be strings")
     if current is None or current == "":
         if old == "":
             return [new]
-        raise EditUnapplied("the text to replace is not in the file")
+        raise _EditUnapplied("the text to replace is not in the file")
     if old == "":
-        raise EditUnapplied("an empty text to replace in a file that is not empty")
+        raise _EditUnapplied("an empty text to replace in a file that is not empty")
     every = replace_all is True
     if old in current:
         return [current.replace(old, new) if every else current.replace(old, new, 1)]
     folded, wanted = _straight(current), _straight(old)
     start = folded.find(wanted)
     if start == -1:
-        raise EditUnapplied("the text to replace is not in the file")
+        raise _EditUnapplied("the text to replace is not in the file")
     results: list[str] = []
     for replacement in _variants(new, current[start : start + len(old)]):
         text, at = current, start
@@ -265,11 +271,6 @@ def resulting_contents(tool: str, tool_input: Mapping[str, Any], team: Path, key
             )
         )[:16]
     return [t if t is not None else "" for t in texts]
-
-
-def resulting_content(tool: str, tool_input: Mapping[str, Any], team: Path, key: str) -> str:
-    """The first of :func:`resulting_contents` (the plain result)."""
-    return resulting_contents(tool, tool_input, team, key)[0]
 
 
 def committed_allowlist(places: Places) -> frozenset[str]:
@@ -319,7 +320,7 @@ def _verdict(
         )
     try:
         contents = resulting_contents(tool, tool_input, target.team, target.key)
-    except EditUnapplied as exc:
+    except _EditUnapplied as exc:
         return (
             f"teamsync refused this edit of team memory: {exc}, so what the file would hold "
             "is unknown (failing closed). Read the file, then edit it."
