@@ -2,7 +2,7 @@
 
 Every error teamsync raises on purpose is a :class:`TeamsyncError`; the CLI
 maps it to exit code 1 and prints its message (one line: what failed and what
-to do). Third-party errors (YAML, GitPython, httpx2, the Anthropic SDK) are
+to do). Third-party errors (YAML, git, httpx2, the Anthropic SDK) are
 translated at the module boundary with ``raise ... from exc``.
 
 ::
@@ -46,6 +46,9 @@ class TeamsyncError(Exception):
     exit_code: int = 1
     kind: str | None = None
     """A stable machine-readable name for ``--json`` errors (default: from the class name)."""
+    detail: str | None = None
+    """More about the cause, printed with ``--verbose`` (set only by a raiser that made it
+    safe to print: redacted and escaped, never a secret or memory content)."""
 
 
 class UsageError(TeamsyncError):

@@ -12,7 +12,6 @@ from typing import Final
 
 INDEX_NAME: Final = "MEMORY.md"
 """The index of a memory directory: not a memory, but synced like one."""
-MEMORY_SUFFIX: Final = ".md"
 
 MAX_MEMORY_BYTES: Final = 250_000
 """One memory file / one wire entry, in UTF-8 bytes (Claude Code's limit)."""
@@ -37,3 +36,4 @@ MAX_BODY_BYTES: Final = 1_048_576
 DEFAULT_MAX_ENTRIES: Final = 5_000
 """Entries per repository, unless the server is configured otherwise."""
 REQUEST_TIMEOUT_S: Final = 30.0
+"""The REST client's timeout for one request (connect, read, write), in seconds."""

@@ -1,4 +1,9 @@
-"""All printing goes through :class:`Output` (pass a stream in; never print directly)."""
+"""All printing goes through :class:`Output` (pass a stream in; never print directly).
+
+Names (file names, keys, URLs from a remote) are made safe to print before they
+get here, by :func:`teamsync.security.names.printable`: this module knows no
+scanner.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,6 @@ import json
 import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
-
-
-def printable(text: str) -> str:
-    """Escape control and other invisible characters so file names cannot drive the terminal.
-
-    A secret in a name (``team/<token>.md``) is replaced by its rule id, so no
-    file name printed by teamsync repeats one.
-    """
-    from teamsync.security.names import redact_name
-
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact_name(text))
 
 
 class Output:

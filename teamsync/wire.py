@@ -1,7 +1,9 @@
 """The wire format, shared by the REST client (:mod:`teamsync.sync.rest`) and the server.
 
 What both ends must agree on lives here and nowhere else: the endpoint, the
-checksums, repository ids, entity tags and the structured error body. It
+checksums, repository ids, entity tags and the structured error body; and the
+one URL redactor both sides print URLs through (git remotes, REST servers,
+database URLs). It
 depends only on the standard library, :mod:`teamsync.limits` and
 :mod:`teamsync.errors`, so neither side imports the other.
 """
@@ -19,9 +21,21 @@ from teamsync.limits import WIRE_PATH
 PATH: Final = WIRE_PATH
 HISTORY_PATH: Final = WIRE_PATH + "/history"
 CAPABILITIES_PATH: Final = WIRE_PATH + "/capabilities"
+ENTRIES_PATH: Final = WIRE_PATH + "/entries"
+"""``POST``: read the named entries (the ``delta`` extension's batched fetch)."""
 CAPS_HEADER: Final = "X-Teamsync-Extensions"
 MAX_REPO_LENGTH: Final = 200
 _REPO_RE = re.compile(r"[a-z0-9][a-z0-9._-]*(/[a-z0-9._-]+)+")
+_USERINFO = re.compile(r"(?<=://)[^\s'\"<>]*@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked: ``https://user:token@host``
+    and ``postgresql://role:pw@host/db`` become ``https://***@host`` and
+    ``postgresql://***@host/db``. The whole user part goes (a token is often the user
+    name); up to the last ``@`` before a space or quote, so a password holding ``/`` or
+    ``@`` is masked too. ``git@host:path`` (no scheme) carries no secret and stays."""
+    return _USERINFO.sub("***@", text)
 
 
 def checksum(content: str) -> str:

@@ -78,19 +78,55 @@ def _failed(report: _Reporter, exc: Exception) -> int:
 
 
 _GLOBAL = ("--dir", "--json", "--quiet", "-q", "--verbose", "-v", "--color")
+_TAKES_VALUE = ("--dir", "--color")
 
 
 def _global_option_hint(exc: click.ClickException, args: list[str]) -> str | None:
-    """For ``teamsync status --json``: say that global options go before the verb."""
+    """For ``teamsync status --json``: say that global options go before the verb, with the
+    command line that does it (the option and its value moved in front of the verb)."""
     if not isinstance(exc, click.NoSuchOption):
         return None
     name = exc.option_name.partition("=")[0]
     if name not in _GLOBAL:
         return None
-    verb = next((a for a in args if not a.startswith("-")), "COMMAND")
-    return (
-        f"hint: {name} is a global option; give it before the command: `teamsync {name} {verb} …`"
-    )
+    moved = move_global_option(args, name)
+    command = f"`teamsync {_shell_join(moved)}`" if moved else f"`teamsync {name} COMMAND …`"
+    return f"hint: {name} is a global option; give it before the command: {command}"
+
+
+def _verb_index(args: list[str]) -> int | None:
+    """Where the verb is: the first word that is neither a global option nor its value."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return i
+        i += 2 if arg in _TAKES_VALUE else 1
+    return None
+
+
+def move_global_option(args: list[str], name: str) -> list[str] | None:
+    """``args`` with the first ``name`` after the verb (and its value, for ``--dir`` and
+    ``--color``) moved just before the verb; None when there is no such word to move."""
+    verb = _verb_index(args)
+    if verb is None:
+        return None
+    for i in range(verb + 1, len(args)):
+        arg = args[i]
+        if arg == "--":
+            return None
+        if arg == name or arg.startswith(f"{name}="):
+            end = i + 2 if arg == name and name in _TAKES_VALUE and i + 1 < len(args) else i + 1
+            return [*args[:verb], *args[i:end], *args[verb:i], *args[end:]]
+    return None
+
+
+def _shell_join(words: list[str]) -> str:
+    import shlex  # only for this hint
+
+    return shlex.join(words)
 
 
 def error_kind(exc: TeamsyncError) -> str:
@@ -127,6 +163,9 @@ class _Reporter:
 
     def error(self, exc: BaseException, kind: str) -> None:
         click.echo(f"error: {exc}", err=True)
+        detail = getattr(exc, "detail", None)
+        if self.verbose and detail:
+            click.echo(f"detail: {detail}", err=True)
         self.json(kind, str(exc))
 
     def unexpected(self, exc: BaseException) -> int:

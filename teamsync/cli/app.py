@@ -124,3 +124,7 @@ def cli(
     ctx.obj = AppContext.create(
         memdir=memdir, json_mode=json_mode, quiet=quiet, verbose=verbose, color=color
     )
+    if ctx.obj.settings.dir is not None:
+        from teamsync.commands.places import refuse_team_dir
+
+        refuse_team_dir(ctx.obj.settings, ctx.invoked_subcommand)

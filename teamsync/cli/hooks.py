@@ -32,9 +32,9 @@ from teamsync.cli._common import AppContext, finish, pass_app
     "target",
     type=click.Choice(["project", "local", "user"]),
     default=None,
-    help="Which Claude Code settings file: project (.claude/settings.json, committed; the "
-    "default), local (.claude/settings.local.json, only you) or user (~/.claude/settings.json). "
-    "Naming one installs the Claude Code hooks.",
+    help="With --claude-code, which Claude Code settings file: project (.claude/settings.json, "
+    "committed; the default), local (.claude/settings.local.json, only you) or user "
+    "(~/.claude/settings.json).",
 )
 @click.option(
     "--with-extract",

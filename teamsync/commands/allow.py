@@ -30,8 +30,12 @@ from teamsync.security.allowlist import (
     now_iso,
     save_entries,
 )
+from teamsync.security.names import printable
+from teamsync.security.secrets import FINGERPRINT_LENGTH
 
 _FINGERPRINT = re.compile(r"[0-9a-f]{16,64}")
+_SHOWN = 3
+"""Candidates listed for an ambiguous prefix (the rest are counted)."""
 
 
 @dataclass(frozen=True)
@@ -95,13 +99,14 @@ def run_allow(
             "teamsync allow needs a person at a terminal to confirm; run it yourself in a "
             "terminal, then commit the allowlist for review"
         )
+    fingerprints = match_fingerprints(settings, req, entries)
     verb = "remove from" if req.remove else "add to"
-    shown = ", ".join(fp[:16] for fp in req.fingerprints)
+    shown = ", ".join(fp[:16] for fp in fingerprints)
     if not confirm(f"{verb} {os.path.relpath(path, settings.cwd)}: {shown}?"):
         output.warn("nothing changed")
         return 1
     known = {e.fingerprint: e for e in entries}
-    for fp in req.fingerprints:
+    for fp in fingerprints:
         if req.remove:
             known.pop(fp, None)
         else:
@@ -111,7 +116,7 @@ def run_allow(
     save_entries(path, list(known.values()))
     committed = path.parent.name == ALLOWLIST_DIR and not req.file
     output.success(
-        f"teamsync: {len(req.fingerprints)} fingerprint(s) {'removed from' if req.remove else 'added to'} "
+        f"teamsync: {len(fingerprints)} fingerprint(s) {'removed from' if req.remove else 'added to'} "
         f"{path}. "
         + (
             "It counts once committed and reviewed: push and the Claude Code hook read the "
@@ -120,5 +125,95 @@ def run_allow(
             else "Keep this file under review: no commit stands behind it"
         )
     )
-    output.emit({"allowlist": str(path), "changed": list(req.fingerprints)})
+    output.emit({"allowlist": str(path), "changed": list(fingerprints)})
     return 0
+
+
+Finder = Callable[[], dict[str, str]]
+"""Full fingerprint -> where it was found (``path:line rule``)."""
+
+
+def match_fingerprints(
+    settings: Settings, req: AllowRequest, entries: list[Entry], find: Finder | None = None
+) -> tuple[str, ...]:
+    """The full fingerprint each of ``req.fingerprints`` stands for.
+
+    A full one (32 hex digits, as ``--json`` and SARIF give) stands for itself.
+    A shorter one is the prefix a text scan prints: it stands for the one
+    fingerprint that starts with it, among the allowlist's entries for
+    ``--remove``, else among the findings of a scan of ``--path`` (or of the
+    project's files and the memory directory: there the one who pasted it saw
+    it). No match, or more than one, is
+    refused (with the candidates): an entry the gates would never match is
+    never written.
+    """
+    found: dict[str, str] | None = None
+    resolved: list[str] = []
+    for given in req.fingerprints:
+        if len(given) >= FINGERPRINT_LENGTH:
+            resolved.append(given)
+            continue
+        if req.remove:
+            pool = {e.fingerprint: f"{e.path or '-'} {e.rule or '-'}" for e in entries}
+            where = "the allowlist"
+        else:
+            if found is None:
+                found = (find or (lambda: _scan_for_fingerprints(settings, req)))()
+            pool, where = found, f"a scan of {_scan_scope(settings, req)}"
+        resolved.append(_unique(given, pool, where))
+    return tuple(dict.fromkeys(resolved))
+
+
+def _unique(prefix: str, pool: dict[str, str], where: str) -> str:
+    matches = sorted(fp for fp in pool if fp.startswith(prefix))
+    if len(matches) == 1:
+        return matches[0]
+    full = "the full fingerprint from `teamsync scan --format json`"
+    if not matches:
+        raise UsageError(
+            f"no fingerprint in {where} starts with {prefix}; pass {full} (or --path FILE "
+            "where the scan reported it)"
+        )
+    listed = "; ".join(f"{fp} ({printable(pool[fp])})" for fp in matches[:_SHOWN])
+    more = f"; and {len(matches) - _SHOWN} more" if len(matches) > _SHOWN else ""
+    raise UsageError(
+        f"{prefix} is ambiguous: {len(matches)} fingerprints in {where} start with it: "
+        f"{listed}{more}; pass more digits or {full}"
+    )
+
+
+def _scoped(settings: Settings, req: AllowRequest) -> bool:
+    """``--path`` names a file or directory here (as the scan printed it): scan only that."""
+    return bool(req.path) and os.path.exists(os.path.join(settings.cwd, req.path))
+
+
+def _scan_scope(settings: Settings, req: AllowRequest) -> str:
+    return req.path if _scoped(settings, req) else "the project and the memory directory"
+
+
+def _scan_for_fingerprints(settings: Settings, req: AllowRequest) -> dict[str, str]:
+    """Every finding's fingerprint in ``--path`` (when it exists), else in the project's
+    files (git's tracked and unignored ones; the directory outside git) and the memory
+    directory."""
+    from teamsync.commands.scan import ScanRequest, collect
+    from teamsync.hooks.gitenv import git_maybe
+    from teamsync.memdir.paths import memory_dir
+
+    if _scoped(settings, req):
+        paths: tuple[str, ...] = (req.path,)
+    else:
+        listed = git_maybe(
+            ["ls-files", "-z", "-co", "--exclude-standard", "--full-name"], settings.cwd
+        )
+        top = git_maybe(["rev-parse", "--show-toplevel"], settings.cwd)
+        project = (
+            [os.path.join(top, name) for name in listed.split("\0") if name]
+            if listed is not None and top
+            else [str(settings.cwd)]
+        )
+        memdir = memory_dir(settings)
+        paths = tuple(p for p in project if os.path.isfile(p) or os.path.isdir(p))
+        paths += (str(memdir),) if memdir.is_dir() else ()
+    scan = ScanRequest(paths=paths, ignore_inline_allow=True)
+    _, findings, _ = collect(scan, settings)
+    return {f.fingerprint: f"{f.path}:{f.line} {f.rule}" for f in findings}

@@ -19,7 +19,8 @@ from teamsync.config import Settings
 from teamsync.errors import ConfigError
 from teamsync.memdir.lint import FixResult, LintReport, Problem, check_memdir, fix_memdir
 from teamsync.memdir.paths import dir_mistake, empty_dir_hint, memory_dir
-from teamsync.output import Output, printable
+from teamsync.output import Output
+from teamsync.security.names import printable
 
 
 def _summary(problems: list[Problem], memories: int, memdir: Path, notes: int = 0) -> str:

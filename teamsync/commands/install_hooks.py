@@ -14,7 +14,7 @@ from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.hooks.claude_settings import EXTRACT_COST, TARGETS, install_claude_code
 from teamsync.hooks.gitenv import git_maybe
-from teamsync.hooks.install import install, uninstall
+from teamsync.hooks.install import PURPOSE, install, uninstall
 from teamsync.output import Output
 
 
@@ -26,7 +26,9 @@ def _project_root(cwd: Path) -> Path:
 def _git_hooks(settings: Settings, output: Output, *, remove: bool) -> dict[str, object]:
     location, lines = (uninstall if remove else install)(settings.cwd)
     for line in lines:
-        output.info(line)
+        hook_type = line.partition(":")[0]
+        does = "" if remove or hook_type not in PURPOSE else f" — it {PURPOSE[hook_type]}"
+        output.info(f"{line}{does}")
     where = "core.hooksPath " if location.via_hooks_path else ""
     output.info(f"git hooks directory: {where}{location.hooks_dir}")
     return {"hooks_dir": str(location.hooks_dir), "git": lines}
@@ -75,19 +77,19 @@ def install_hooks(
 ) -> int:
     """Install or uninstall the requested hooks; return the exit code.
 
-    ``--settings`` names a Claude Code settings file, so it installs the Claude Code
-    hooks even without ``--claude-code`` (it used to install only the git hooks,
-    silently). The last line says what was installed.
+    ``target`` (``--settings``) without ``claude_code`` is refused: it names a
+    Claude Code settings file, and without ``--claude-code`` none is written.
     """
-    if target is not None and not claude_code:
-        claude_code = True
-        output.info(f"--settings {target} names a Claude Code settings file: installing the "
-                    "Claude Code hooks too")  # fmt: skip
-    target = target or "project"
     if not git and not claude_code:
         raise UsageError("nothing to do: --no-git without --claude-code; drop one of them")
     if extract and not claude_code:
         raise UsageError("--with-extract adds a Claude Code hook: give --claude-code too")
+    if target is not None and not claude_code:
+        raise UsageError(
+            f"--settings {target} chooses the Claude Code settings file, but without "
+            "--claude-code only the git hooks are installed: give --claude-code too"
+        )
+    target = target or "project"
     if target not in TARGETS:
         raise UsageError(f"--settings {target!r}: choose one of {', '.join(TARGETS)}")
     report: dict[str, object] = {"uninstall": remove}
@@ -95,13 +97,10 @@ def install_hooks(
         report.update(_git_hooks(settings, output, remove=remove))
     if claude_code:
         report.update(_claude(settings, output, remove=remove, target=target, extract=extract))
-    what = " and ".join(
-        part
-        for part, on in (("the git hooks", git), (f"the Claude Code hooks ({target})", claude_code))
-        if on
-    )
-    verb = "removed" if remove else "installed"
-    hint = "" if claude_code or remove else "; add --claude-code for the Claude Code hooks"
-    output.info(f"teamsync: {verb} {what}{hint}")
+    elif not remove:
+        output.info(
+            "Claude Code hooks: not installed (the guard that keeps secrets and unsafe names "
+            "out of team memory as Claude writes it); add them with --claude-code"
+        )
     output.emit(report)
     return 0

@@ -14,8 +14,9 @@ from typing import Any
 from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.memdir.paths import working_memory_dir
-from teamsync.output import Output, printable
+from teamsync.output import Output
 from teamsync.security.keys import key_problem
+from teamsync.security.names import printable
 from teamsync.sync.config import load_config
 from teamsync.sync.history import DEFAULT_LIMIT, Change
 

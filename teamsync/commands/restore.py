@@ -20,8 +20,9 @@ from teamsync.commands.sync import remote_id
 from teamsync.config import Settings
 from teamsync.errors import RestoreError
 from teamsync.memdir.paths import working_memory_dir
-from teamsync.output import Output, printable
+from teamsync.output import Output
 from teamsync.security.fs import SafeDir
+from teamsync.security.names import printable
 from teamsync.sync.base import checksum
 from teamsync.sync.config import load_config
 from teamsync.sync.restore import restore

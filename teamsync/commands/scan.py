@@ -18,7 +18,8 @@ from typing import Any
 
 from teamsync.config import Settings
 from teamsync.errors import UsageError
-from teamsync.output import Output, printable
+from teamsync.output import Output
+from teamsync.security.names import printable
 from teamsync.security.secrets import Finding, Scanner
 from teamsync.security.sources import (
     Chunk,

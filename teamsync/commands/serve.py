@@ -8,7 +8,8 @@ from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.output import Output
 from teamsync.server.limits import ServerConfig, normalize_repo
-from teamsync.server.storage import DEFAULT_MAX_ENTRIES, default_db_url, redact_url
+from teamsync.server.storage import DEFAULT_MAX_ENTRIES, default_db_url
+from teamsync.wire import redact_url
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 

@@ -19,17 +19,18 @@ from teamsync.config import Settings
 from teamsync.errors import ConfigError, TeamsyncError, UsageError
 from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.paths import working_memory_dir
-from teamsync.output import Output, printable
+from teamsync.output import Output
 from teamsync.security.fs import SafeDir
+from teamsync.security.names import printable
 from teamsync.sync import BACKENDS
 from teamsync.sync.base import Backend
 from teamsync.sync.config import SyncConfig, config_path, load_config, remote_identity, save_config
 from teamsync.sync.engine import Mode, Progress, SyncReport, run_sync
-from teamsync.sync.gitcmd import project_remote_url, sanitize_url
+from teamsync.sync.gitcmd import project_remote_url
 from teamsync.sync.guards import DEFAULT_MASS_MIN, DEFAULT_MASS_SHARE, Recovery, Safety
 from teamsync.sync.local import NOT_MEMORY
 from teamsync.sync.state import BaseStore, store_path
-from teamsync.wire import normalize_repo
+from teamsync.wire import normalize_repo, redact_url
 
 ProgressFactory = Callable[[], Progress]
 
@@ -42,7 +43,7 @@ def remote_id(config: SyncConfig) -> str:
 def _legacy_remote_id(config: SyncConfig) -> str:
     """The name base stores had before URLs were normalised (moved on first use)."""
     where = config.branch if config.backend == "git" else (config.repo or "")
-    return f"{config.backend}:{sanitize_url(config.url)}#{where}"
+    return f"{config.backend}:{redact_url(config.url)}#{where}"
 
 
 def open_state(settings: Settings, team_root: Path, config: SyncConfig) -> BaseStore:
@@ -108,7 +109,7 @@ def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool 
     if config.backend == "git" and foreign and not force:
         shown = ", ".join(printable(k) for k in foreign[:3]) + (", …" if len(foreign) > 3 else "")
         raise ConfigError(
-            f"branch {config.branch} of {sanitize_url(config.url)} holds {len(foreign)} "
+            f"branch {config.branch} of {redact_url(config.url)} holds {len(foreign)} "
             f"file(s) that are not memory files ({shown}): it looks like a code branch, and "
             "`teamsync push` would commit memory files into it. Use a branch of its own "
             "(omit --branch for teamsync/memory), or pass --force if this branch is meant "
@@ -122,7 +123,7 @@ def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool 
         output.info(f"Replaced the previous configuration: {_describe(previous)}.")
     elif previous == config:
         output.info("The configuration was already this; rewrote it unchanged.")
-    output.success(f"teamsync will sync {memdir / 'team'} with {where}{sanitize_url(config.url)}")
+    output.success(f"teamsync will sync {memdir / 'team'} with {where}{redact_url(config.url)}")
     output.info(f"{state}; configuration written to {path}. Next: `teamsync sync`.")
     output.emit(
         {
@@ -138,8 +139,8 @@ def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool 
 def describe_remote(config: SyncConfig) -> str:
     """The remote as messages name it (credentials masked)."""
     if config.backend == "git":
-        return f"branch {config.branch} of {sanitize_url(config.url)}"
-    return f"{sanitize_url(config.url)} (repository {config.repo or 'from origin'})"
+        return f"branch {config.branch} of {redact_url(config.url)}"
+    return f"{redact_url(config.url)} (repository {config.repo or 'from origin'})"
 
 
 def safety_for(config: SyncConfig, *, yes: bool, recover: Recovery | None) -> Safety:
@@ -164,8 +165,8 @@ def load_allowlist(cwd: Path, memdir: Path) -> frozenset[str]:
 
 def _describe(config: SyncConfig) -> str:
     if config.backend == "git":
-        return f"git {sanitize_url(config.url)} branch {config.branch}"
-    return f"rest {sanitize_url(config.url)}" + (f" repo {config.repo}" if config.repo else "")
+        return f"git {redact_url(config.url)} branch {config.branch}"
+    return f"rest {redact_url(config.url)}" + (f" repo {config.repo}" if config.repo else "")
 
 
 def _previous_config(memdir: Path) -> SyncConfig | None:
@@ -341,12 +342,37 @@ def run(
     """Run one engine pass in ``mode``; print what happened; 1 on conflicts, refusals or a stop."""
     bar = progress() if progress else None
     report = sync_once(settings, mode=mode, dry_run=dry_run, progress=bar, yes=yes, recover=recover)
+    if report.dry_run:
+        report = as_planned(report)
     close = getattr(bar, "close", None)
     if callable(close):
         close()  # the bar's line ends before the summary, which starts on its own line
     _print(output, report)
     output.emit(report.to_json())
     return report.exit_code()
+
+
+_STAMP = re.compile(r"\.conflict-\d{8}T\d{6}Z-")
+"""The clock in a conflict copy's name (:func:`teamsync.sync.plan.conflict_name`)."""
+
+
+def as_planned(report: SyncReport) -> SyncReport:
+    """A dry run's report as a plan (``status``, ``--dry-run``): the conflict copies it
+    would make are not remote changes to pull, and their names carry ``<time>`` for the
+    clock, so the same state prints the same plan on every run."""
+    from dataclasses import replace
+
+    from teamsync.sync.report import Conflict
+
+    copies = {c.copy for c in report.conflicts if c.copy}
+    return replace(
+        report,
+        written=[k for k in report.written if k not in copies],
+        conflicts=[
+            Conflict(c.key, _STAMP.sub(".conflict-<time>-", c.copy) if c.copy else None)
+            for c in report.conflicts
+        ],
+    )
 
 
 _FS_REFUSALS = ("permission denied", "read-only file system", "operation not permitted")
@@ -370,7 +396,10 @@ def _print(output: Output, report: SyncReport) -> None:
             _lines("Local changes to push", report.pushed + report.remote_deleted)
             + _lines("Remote changes to pull", report.written + report.deleted)
             + _lines("Would merge", report.merged)
-            + _lines("Would conflict", [c.key for c in report.conflicts])
+            + _lines(
+                "Would conflict (your version kept beside it)",
+                [f"{c.key} -> {c.copy}" if c.copy else c.key for c in report.conflicts],
+            )
         )
         if not blocks:
             unsynced = len(report.rejected) + len(report.held_back)

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
+from teamsync.limits import INDEX_NAME
+
 MAX_SANITIZED_LENGTH = 200
 
 
@@ -148,13 +150,52 @@ def _holds_markdown(directory: Path) -> bool:
         return False
 
 
+def _is_memory_dir(directory: Path) -> bool:
+    """Plainly a memory directory: it holds an index or a sync configuration, or it is
+    named ``memory`` as in Claude Code's layout."""
+    return (
+        directory.name == "memory"
+        or (directory / INDEX_NAME).is_file()
+        or (directory / "teamsync.yaml").is_file()
+    )
+
+
+def _is_team_dir(directory: Path, *, weak: bool) -> bool:
+    """``directory`` (named ``team``) is the shared part of a memory directory.
+
+    Its parent is plainly a memory directory; or it already holds memories (an
+    index, or with ``weak`` any ``*.md``) but neither a ``team/`` of its own nor
+    a sync configuration, so it cannot be a memory directory that syncs. A
+    ``team`` folder that does not exist yet counts only by its parent.
+    """
+    if directory.name != "team":
+        return False
+    if _is_memory_dir(directory.parent):
+        return True
+    if not directory.is_dir() or (directory / "team").is_dir():
+        return False
+    if (directory / "teamsync.yaml").exists():
+        return False
+    if (directory / INDEX_NAME).is_file():
+        return True
+    return weak and (_holds_markdown(directory) or _holds_markdown(directory.parent))
+
+
 def dir_mistake(memdir: Path) -> str | None:
-    """One line when ``memdir`` is a ``team/`` directory itself (its parent is the memory dir)."""
-    if memdir.name != "team" or not memdir.is_dir() or (memdir / "team").is_dir():
-        return None
-    parent = memdir.parent
-    if (parent / "MEMORY.md").is_file() or parent.name == "memory" or _holds_markdown(parent):
-        return f"{memdir} is a team/ directory; {_EXPECTS}: pass --dir {parent}"
+    """One line when ``memdir`` is a ``team/`` directory, or a folder inside one: it names
+    the memory directory to pass instead (the team folder's parent)."""
+    absolute = Path(os.path.abspath(memdir))
+    # a memory dir of its own (an index, a configuration, a team/) under a team folder stays
+    inside_weak = not (_is_memory_dir(absolute) or (absolute / "team").is_dir())
+    chain = [*reversed(absolute.parents), absolute]  # outermost first: team/team names the top
+    for place in chain:
+        if not _is_team_dir(place, weak=place == absolute or inside_weak):
+            continue
+        if place == absolute:
+            return f"{memdir} is a team/ directory; {_EXPECTS}: pass --dir {place.parent}"
+        return (
+            f"{memdir} is inside the team/ directory {place}; {_EXPECTS}: pass --dir {place.parent}"
+        )
     return None
 
 

@@ -5,7 +5,8 @@ with a path holding a password: each puts the secret where every collaborator
 sees it, and where tools print it. Every gate scans the key with the specific
 rules (:data:`teamsync.security.rules.RULES`) before the content, and a key
 that holds a secret is shown only through :func:`redact_name`, which replaces
-each secret with the rule id (``team/<github-pat>.md``).
+each secret with the rule id (``team/<github-pat>.md``). Every name teamsync
+prints goes through :func:`printable`, which also escapes control characters.
 
 Keys are short (at most 1024 bytes), so the rules run straight over the whole
 key; the generic password layer does not run on names (a name has no
@@ -65,6 +66,13 @@ def name_findings(name: str, shown: str | None = None) -> list[Finding]:
     return [
         Finding(where, NAME_LINE, rule, fingerprint(rule, secret)) for _, _, rule, secret in spans
     ]
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print: each secret in it replaced by ``<rule-id>``
+    (:func:`redact_name`), then control and other invisible characters escaped, so
+    a file name can neither drive the terminal nor repeat a secret."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact_name(text))
 
 
 def redact_name(name: str) -> str:

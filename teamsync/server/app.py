@@ -53,7 +53,7 @@ from teamsync.server.limits import (
 )
 from teamsync.server.storage import Storage, TokenRecord, WriteRequest, open_storage
 from teamsync.server.tokens import verify_token
-from teamsync.wire import CAPS_HEADER, PATH
+from teamsync.wire import CAPABILITIES_PATH, CAPS_HEADER, ENTRIES_PATH, HISTORY_PATH, PATH
 
 log = logging.getLogger("teamsync.server")
 EXTENSIONS = (
@@ -194,7 +194,7 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         return await run_in_threadpool(_get, *args)
 
     @app.get(
-        PATH + "/history",
+        HISTORY_PATH,
         response_model=models.HistoryPage,
         responses=models.errors(401, 403, 422, 503),
     )
@@ -207,7 +207,7 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         return await run_in_threadpool(_history, store, repo, after, limit, creds)
 
     @app.post(
-        PATH + "/entries",
+        ENTRIES_PATH,
         response_model=models.EntriesView,
         openapi_extra={
             "requestBody": {
@@ -235,7 +235,7 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
             return _err(422, "team_memory_invalid_body", msg)
         return await run_in_threadpool(_entries, store, norm, wanted, caps)
 
-    @app.get(PATH + "/capabilities", response_model=models.Capabilities)
+    @app.get(CAPABILITIES_PATH, response_model=models.Capabilities)
     async def capabilities() -> dict[str, Any]:
         limits = {
             "max_entries": config.max_entries,

@@ -20,6 +20,7 @@ from typing import Literal, Protocol
 from teamsync.errors import ConfigError
 from teamsync.limits import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
 from teamsync.wire import EMPTY_CHECKSUM as EMPTY_CHECKSUM
+from teamsync.wire import redact_url
 from teamsync.wire import store_checksum as store_checksum
 
 SQLITE_NAME = "server.sqlite3"
@@ -157,16 +158,6 @@ class Storage(Protocol):
 
 def default_db_url(data_dir: Path) -> str:
     return f"sqlite:///{data_dir / SQLITE_NAME}"
-
-
-def redact_url(url: str) -> str:
-    """``scheme://user:***@host/db``: never print a database password."""
-    scheme, sep, rest = url.partition("://")
-    creds, at, host = rest.rpartition("@")
-    if not sep or not at:
-        return url
-    user = creds.partition(":")[0]
-    return f"{scheme}://{user}:***@{host}"
 
 
 def open_storage(url: str) -> Storage:

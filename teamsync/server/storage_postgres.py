@@ -10,13 +10,14 @@ is created under a transaction-scoped advisory lock (replicas may start together
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from teamsync.errors import MissingExtra, ServerError
-from teamsync.server.storage import redact_url
 from teamsync.server.storage_sql import Row, SqlStorage
+from teamsync.wire import redact_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -76,10 +77,11 @@ class PostgresStorage(SqlStorage):
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
-            raise ServerError(
-                f"cannot connect to PostgreSQL at {redact_url(self.url)}: "
-                f"{type(exc).__name__}; check --db and that the database is running"
-            ) from exc
+            error = ServerError(
+                f"cannot connect to PostgreSQL at {redact_url(self.url)}: {connect_failure(exc)}"
+            )
+            error.detail = _libpq_words(exc)
+            raise error from exc
 
     @contextmanager
     def _checkout(self) -> Iterator[psycopg.Connection[Row]]:
@@ -111,6 +113,64 @@ class PostgresStorage(SqlStorage):
 
     def close(self) -> None:
         self._pool.close()
+
+
+_SETUP = 'see docs/server.md, "A PostgreSQL database"'
+_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r'role "([^"]*)" does not exist'),
+        "create the role (`createuser --pwprompt {0}` as the postgres user) or name an "
+        "existing one in --db; " + _SETUP,
+    ),
+    (
+        re.compile(r'database "([^"]*)" does not exist'),
+        "create it (`createdb -O ROLE {0}` as the postgres user) or name an existing one in "
+        "--db; " + _SETUP,
+    ),
+    (
+        re.compile(r'password authentication failed for user "([^"]*)"'),
+        "check the password for {0} (in --db, PGPASSWORD or ~/.pgpass)",
+    ),
+    (
+        re.compile(r"no pg_hba\.conf entry"),
+        "the server's pg_hba.conf does not admit this host, role or database; " + _SETUP,
+    ),
+    (
+        re.compile(
+            r"(connection refused|could not translate host name|no such file or directory"
+            r"|timeout expired)",
+            re.IGNORECASE,
+        ),  # fmt: skip
+        "check the host and port in --db and that PostgreSQL is running and listening there",
+    ),
+)
+
+
+def _libpq_words(exc: Exception) -> str:
+    """libpq's whole message on one line, redacted and escaped (for ``--verbose``)."""
+    from teamsync.security.names import printable
+
+    return f"{type(exc).__name__}: " + printable(redact_url(" ".join(str(exc).split())))[:1000]
+
+
+def connect_failure(exc: Exception) -> str:
+    """libpq's own reason (``role "x" does not exist``) and what to do about it.
+
+    libpq never repeats a password in its messages; a URL in them is redacted
+    all the same, and the text is escaped (a server's words can hold control
+    characters). With ``-v`` the CLI prints libpq's whole message as well.
+    """
+    from teamsync.security.names import printable
+
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    fatal = next((ln for ln in lines if "FATAL:" in ln), lines[0] if lines else "")
+    reason = printable(redact_url(fatal.rpartition("FATAL:")[2].strip() or fatal))[:300]
+    for pattern, hint in _CAUSES:
+        found = pattern.search(fatal)
+        if found is not None:
+            name = printable(found.group(1)) if found.groups() else ""
+            return f"{reason or type(exc).__name__}; {hint.format(name)}"
+    return f"{reason or type(exc).__name__}; check --db and that the database is running"
 
 
 def _rollback(conn: psycopg.Connection[Row]) -> None:

@@ -35,7 +35,7 @@ from teamsync.memdir.format import decode_memory
 from teamsync.security.keys import clashes_with, key_clashes
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
-from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted, sanitize_url
+from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted
 from teamsync.sync.gittree import CommitBuilder
 from teamsync.sync.history import Action, Change
 from teamsync.sync.local import file_problem
@@ -48,7 +48,7 @@ TRAILER = "Teamsync-Modified:"
 """Commit trailer carrying a first-shared file's own change time: ``<POSIX time> <key>``."""
 _MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)"}
 
-__all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config", "sanitize_url"]
+__all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config"]
 
 
 class GitBackend:

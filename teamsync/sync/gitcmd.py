@@ -1,4 +1,4 @@
-"""Every git process the git backend runs, in one place; objects are written with GitPython.
+"""Every git process the git backend runs, in one place (trees are written in :mod:`gittree`).
 
 The cache clone is bare and addressed with ``--git-dir`` semantics
 (``GIT_DIR``), so an inherited ``GIT_DIR`` or work tree cannot redirect it.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from teamsync import _git
 from teamsync.errors import AuthError, BackendError
-from teamsync.output import printable
+from teamsync.security.names import printable
+from teamsync.wire import redact_url
 
-_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 _AUTH_HINTS = (
     "authentication failed",
     "permission denied",
@@ -74,10 +74,10 @@ def classify_git_error(verb: str, stderr: str, url: str) -> tuple[str, str]:
     The message carries git's own words only sanitized and escaped (a remote's
     text can hold terminal escapes or, in a URL, a credential).
     """
-    clean = sanitize_url(stderr)
+    clean = redact_url(stderr)
     lines = [ln.strip() for ln in clean.splitlines() if ln.strip()]
     low = clean.lower()
-    where = printable(sanitize_url(url)) if url else "the remote"
+    where = printable(redact_url(url)) if url else "the remote"
     first = next((ln for ln in lines if ln.lower().startswith(("fatal:", "ssh:", "error:", "remote:"))),
                  lines[0] if lines else "no details")  # fmt: skip
     detail = printable(first)
@@ -109,11 +109,6 @@ def classify_git_error(verb: str, stderr: str, url: str) -> tuple[str, str]:
             "that the repository exists and you may read it"
         )
     return "failed", f"git {verb} failed for {where}: {detail}"
-
-
-def sanitize_url(text: str) -> str:
-    """Mask credentials embedded in URLs (``https://user:token@host`` -> ``https://***@host``)."""
-    return _USERINFO.sub("***@", text)
 
 
 @dataclass(frozen=True)

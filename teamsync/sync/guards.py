@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from teamsync.output import printable
+from teamsync.security.names import printable
 from teamsync.sync.base import Snapshot
 from teamsync.sync.plan import DELETE_LOCAL, DELETE_REMOTE, MERGE, PULL, PUSH, Step
 from teamsync.sync.state import RemoteMark

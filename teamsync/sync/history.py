@@ -3,7 +3,7 @@
 Each backend reads its own history (REST: the server's ``history``
 extension; git: the sync branch's commits) into :class:`Change` rows, newest
 first. Everything a remote says is untrusted text: keys and names are shown
-through :func:`teamsync.output.printable` by the command, never raw.
+through :func:`teamsync.security.names.printable` by the command, never raw.
 """
 
 from __future__ import annotations

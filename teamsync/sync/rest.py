@@ -42,8 +42,8 @@ import httpx2
 from teamsync.config import Settings
 from teamsync.errors import BackendError, TooManyEntries
 from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES, MAX_BODY_BYTES, MAX_MEMORY_BYTES
-from teamsync.output import printable
 from teamsync.security.keys import key_clashes
+from teamsync.security.names import printable
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.history import Change
@@ -52,7 +52,14 @@ from teamsync.sync.plan import safe_who
 from teamsync.sync.rest_http import Http, error_details, error_message, load_token, repo_from_origin
 from teamsync.sync.restore import RemoteVersion
 from teamsync.sync.state import RemoteListing
-from teamsync.wire import PATH, normalize_repo, store_checksum
+from teamsync.wire import (
+    CAPABILITIES_PATH,
+    ENTRIES_PATH,
+    HISTORY_PATH,
+    PATH,
+    normalize_repo,
+    store_checksum,
+)
 
 ENTRIES_EXT = "entries"
 DELTA_EXT = "delta"
@@ -237,7 +244,7 @@ class RestBackend:
             chunk = keys[start : start + FETCH_CHUNK]
             raw = json.dumps({"keys": list(chunk)}, ensure_ascii=False).encode("utf-8")
             status, _, body = self.http.send(
-                "POST", PATH + "/entries", params={"repo": self.repo}, content=raw
+                "POST", ENTRIES_PATH, params={"repo": self.repo}, content=raw
             )
             if status == 404:
                 return  # the store went away meanwhile: the next run sees it
@@ -405,7 +412,7 @@ class RestBackend:
         after = 0
         for _ in range(MAX_HISTORY_PAGES):
             params = {"repo": self.repo, "after": str(after), "limit": str(HISTORY_PAGE)}
-            status, _, body = self.http.send("GET", PATH + "/history", params=params)
+            status, _, body = self.http.send("GET", HISTORY_PATH, params=params)
             if status != 200:
                 raise self._unexpected(status, body, "reading the history")
             data = _json(body, self.http.where)
@@ -622,7 +629,7 @@ class RestBackend:
     def _probe(self) -> None:
         """One ``/capabilities`` request: extensions and limits (defaults when absent)."""
         try:
-            status, _, body = self.http.send("GET", PATH + "/capabilities", params={})
+            status, _, body = self.http.send("GET", CAPABILITIES_PATH, params={})
             data = _json(body, self.http.where) if status == 200 else {}
         except BackendError:
             data = {}

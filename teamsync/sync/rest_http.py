@@ -29,12 +29,12 @@ import httpx2
 
 from teamsync import _git
 from teamsync.errors import AuthError, BackendError, ConfigError, ToolMissing, UsageError
-from teamsync.output import printable
+from teamsync.limits import REQUEST_TIMEOUT_S
+from teamsync.security.names import printable
 from teamsync.sync.config import SyncConfig
-from teamsync.sync.gitcmd import sanitize_url
-from teamsync.wire import normalize_repo, parse_error_body
+from teamsync.wire import normalize_repo, parse_error_body, redact_url
 
-TIMEOUT_S = 30.0
+TIMEOUT_S = REQUEST_TIMEOUT_S
 MAX_ATTEMPTS = 4
 BACKOFF_S = 0.5
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -78,7 +78,7 @@ def normalize_remote(url: str) -> str:
     path = path.strip("/").removesuffix(".git").strip("/")
     if not host or not path:
         raise ConfigError(
-            f"cannot derive a repository id from origin {sanitize_url(url)!r}; "
+            f"cannot derive a repository id from origin {redact_url(url)!r}; "
             "pass --repo OWNER/NAME to `teamsync init --rest`"
         )
     host = host.lower()
@@ -142,7 +142,7 @@ class Http:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.where = sanitize_url(self.base_url)
+        self.where = redact_url(self.base_url)
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
         self.sleep = sleep
@@ -198,7 +198,7 @@ class Http:
         ) as resp:
             status = resp.status_code
             if 300 <= status < 400 and status != 304:
-                where = printable(sanitize_url(resp.headers.get("location", "?"))[:200])
+                where = printable(redact_url(resp.headers.get("location", "?"))[:200])
                 raise BackendError(
                     f"{self.where} answered {status} redirecting to {where}; teamsync never "
                     "follows redirects with your token: put the final URL in teamsync.yaml"

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 
 from teamsync.errors import ConfigError
-from teamsync.output import printable
+from teamsync.security.names import printable
 
 TEAM_MEMORY_PATH = "/api/claude_code/team_memory"
 

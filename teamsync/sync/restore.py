@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from teamsync.errors import RestoreError
-from teamsync.output import printable
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import safe_write
 from teamsync.security.keys import validate_key
+from teamsync.security.names import printable
 from teamsync.sync.base import checksum
 from teamsync.sync.local import read_memory
 from teamsync.sync.state import BaseStore, PastVersion

@@ -72,7 +72,12 @@ def test_global_option_after_the_verb_gets_a_hint(tmp_path: Path) -> None:
         in done.stderr
     )
     done = ts("check", "--dir", "x", cwd=tmp_path)
-    assert done.returncode == 2 and "`teamsync --dir check" in done.stderr
+    assert done.returncode == 2 and "`teamsync --dir x check`" in done.stderr
+    done = ts("--json", "watch", "--poll", "--dir", "my mem", "--debounce", "1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "`teamsync --json --dir 'my mem' watch --poll --debounce 1`" in done.stderr
+    done = ts("--color", "never", "status", "--color=always", cwd=tmp_path)
+    assert "`teamsync --color never --color=always status`" in done.stderr
     plain = ts("status", "--no-such", cwd=tmp_path)
     assert plain.returncode == 2 and "hint:" not in plain.stderr
 
@@ -171,3 +176,21 @@ def test_stop_hook_without_an_api_key_starts_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
     hooks_state = Path(os.environ["HOME"]) / ".local" / "state" / "teamsync" / "hooks"
     assert not list(hooks_state.glob("extract*"))
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "moved"),
+    [
+        (["watch", "--dir", "m", "--poll"], "--dir", ["--dir", "m", "watch", "--poll"]),
+        (["--dir", "m", "sync", "-v"], "-v", ["--dir", "m", "-v", "sync"]),
+        (["check", "--dir"], "--dir", ["--dir", "check"]),  # no value to carry
+        (["scan", "--", "--json"], "--json", None),  # after --, a file name
+        (["--dir", "m"], "--dir", None),  # no verb
+    ],
+)
+def test_the_hint_moves_the_option_and_its_value_before_the_verb(
+    args: list[str], name: str, moved: list[str] | None
+) -> None:
+    from teamsync.cli._errors import move_global_option
+
+    assert move_global_option(args, name) == moved

@@ -228,14 +228,3 @@ def test_install_refuses_an_interpreter_without_teamsync(project: Path, tmp_path
     with pytest.raises(SettingsFileError, match="does not answer cleanly"):
         install_claude_code(project, home=tmp_path, interpreter="/usr/bin/false")
     assert not (project / ".claude" / "settings.json").exists()
-
-
-def test_settings_without_claude_code_installs_the_claude_code_hooks(project: Path) -> None:
-    proc = run_teamsync(["install-hooks", "--settings", "project"], cwd=project)
-    assert proc.returncode == 0, proc.stderr
-    assert "installing the Claude Code hooks too" in proc.stdout + proc.stderr
-    said = proc.stdout + proc.stderr
-    assert "installed the git hooks and the Claude Code hooks (project)" in said
-    assert commands(read(project), "PreToolUse") == commands(rendered(), "PreToolUse")
-    plain = run_teamsync(["install-hooks"], cwd=project)
-    assert "add --claude-code for the Claude Code hooks" in plain.stdout + plain.stderr

@@ -275,7 +275,7 @@ def test_api_errors_propagate_and_leave_the_cursor(memdir: Path, transcript: Pat
 def test_a_secret_in_a_proposed_file_name_is_refused_and_never_repeated(
     memdir: Path, transcript: Path
 ) -> None:
-    from teamsync.output import printable
+    from teamsync.security.names import printable
 
     secret = fake_token()
 

@@ -105,6 +105,64 @@ def test_reviewed_allowlist_is_honoured_and_needs_a_person(repo: Path) -> None:
     assert _scan(repo, "memory")[0] == 0
 
 
+def test_allow_takes_the_prefix_the_text_scan_prints(repo: Path) -> None:
+    """Issue 24 §13: the 16 digits a text scan prints, pasted into allow, make the scan pass."""
+    import re
+
+    team = repo / "memory" / "team"
+    team.mkdir(parents=True)
+    (team / "x.md").write_text(TOKEN_LINE + "\n")
+    printed = _text_scan(repo, "memory")
+    assert printed.returncode == 1
+    (prefix,) = re.findall(r"fingerprint ([0-9a-f]{16})…", printed.stdout + printed.stderr)
+    full = str(_scan(repo, "memory")[1]["findings"][0]["fingerprint"])  # type: ignore[index]
+    assert len(full) == 32 and full.startswith(prefix)
+    settings = Settings.build(cwd=repo, environ={"HOME": str(repo), "USER": "rev"})
+    out = Output(out=io.StringIO(), err=io.StringIO())
+    asked: list[str] = []
+
+    def yes(question: str) -> bool:
+        asked.append(question)
+        return True
+
+    request = AllowRequest(fingerprints=(prefix,), reason="revoked test fixture token")
+    assert run_allow(settings, out, request, confirm=yes) == 0
+    assert prefix in asked[0]
+    assert load_allowlist(repo, None) == frozenset({full})  # the full one, never the prefix
+    assert _text_scan(repo, "memory").returncode == 0
+    removed = AllowRequest(fingerprints=(full[:20],), remove=True)
+    assert run_allow(settings, out, removed, confirm=lambda q: True) == 0
+    assert load_allowlist(repo, None) == frozenset()
+
+
+def test_allow_refuses_a_prefix_it_cannot_pin_down(repo: Path) -> None:
+    from teamsync.commands.allow import match_fingerprints
+    from teamsync.security.allowlist import Entry, save_entries
+
+    settings = Settings.build(cwd=repo, environ={"HOME": str(repo)})
+    out = Output(out=io.StringIO(), err=io.StringIO())
+    unknown = AllowRequest(fingerprints=("0123456789abcdef",), reason="not a secret at all")
+    with pytest.raises(UsageError, match="no fingerprint in a scan of the project .* starts"):
+        run_allow(settings, out, unknown, confirm=lambda q: True)
+    assert not (repo / ".teamsync" / "allowlist.json").exists()
+    twins = {"ab" * 8 + "0" * 16: "a.md:3 github-pat", "ab" * 8 + "1" * 16: "b.md:9 aws-key"}
+    with pytest.raises(UsageError) as caught:
+        match_fingerprints(settings, AllowRequest(fingerprints=("ab" * 8,)), [], lambda: twins)
+    message = str(caught.value)
+    assert "ambiguous: 2 fingerprints" in message
+    assert all(fp in message for fp in twins) and "b.md:9 aws-key" in message
+    path = repo / ".teamsync" / "allowlist.json"
+    path.parent.mkdir()
+    save_entries(path, [Entry(fp, "reviewed fixture") for fp in twins])
+    remove = AllowRequest(fingerprints=("ab" * 8,), remove=True)
+    with pytest.raises(UsageError, match="ambiguous: 2 fingerprints in the allowlist"):
+        run_allow(settings, out, remove, confirm=lambda q: True)
+    assert load_allowlist(repo, None) == frozenset(twins)
+    one = AllowRequest(fingerprints=("ab" * 8 + "1",), remove=True)
+    assert run_allow(settings, out, one, confirm=lambda q: True) == 0
+    assert load_allowlist(repo, None) == frozenset({"ab" * 8 + "0" * 16})
+
+
 def test_allow_cli_refuses_without_a_terminal(repo: Path) -> None:
     proc = subprocess.run(
         [TEAMSYNC, "allow", "0123456789abcdef", "--reason", "not a secret at all"],

@@ -7,6 +7,7 @@ import os
 import pty
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,36 @@ def test_json_shape_and_exit_codes(tmp_path: Path) -> None:
     assert "kept your version as team/n.conflict-" in real.stderr
     assert "and the remote's in team/n.md" in real.stderr
     assert len(remote_files(alice.remote)) == 2
+
+
+def test_status_does_not_offer_your_own_conflict_copy_and_prints_the_same_each_run(
+    tmp_path: Path,
+) -> None:
+    """Issue 24 §17: the copy a sync would keep of your version is not a remote change, and
+    its name's clock (which moved on every run) is shown as <time>."""
+    alice, bob = make_team(tmp_path)
+    alice.write("n.md", "base\n")
+    assert alice.cli("sync").returncode == 0 and bob.cli("sync").returncode == 0
+    alice.write("n.md", "alice\n")
+    bob.write("n.md", "bob\n")
+    assert alice.cli("push").returncode == 0
+    runs = []
+    for _ in range(2):
+        runs.append(bob.cli("status"))
+        time.sleep(1.05)  # conflict names carry whole seconds
+    first, second = runs
+    assert first.returncode == second.returncode == 1
+    assert first.stdout == second.stdout, (first.stdout, second.stdout)
+    pull = first.stdout.split("Remote changes to pull:\n", 1)[1].split("Would", 1)[0]
+    assert pull.split() == ["n.md"]
+    assert "n.md -> n.conflict-<time>-" in first.stdout
+    payload = json.loads(bob.cli("--json", "status").stdout)
+    assert payload["written"] == ["n.md"]
+    assert payload["conflicts"][0]["copy"].startswith("n.conflict-<time>-")
+    assert bob.files() == {"n.md": "bob\n"}  # status wrote nothing
+    real = json.loads(bob.cli("--json", "sync").stdout)  # the real run names the real copy
+    copy = real["conflicts"][0]["copy"]
+    assert "<time>" not in copy and copy in real["written"] and copy in bob.files()
 
 
 def test_runner_pull_push_status(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from teamsync.memdir.freshness import changed_at
 from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed
 from teamsync.sync.git import GitBackend
-from teamsync.sync.gitcmd import sanitize_url
+from teamsync.wire import redact_url
 from testing.gitrepos import (
     commit_files,
     converge,
@@ -248,12 +248,17 @@ def test_urls_are_sanitized() -> None:
     url = (
         "https://bob:" + "s3cr3t" + "@example.com/x.git"
     )  # built from parts: the repo's own scan stays clean
-    assert sanitize_url(url) == "https://***@example.com/x.git"
+    assert redact_url(url) == "https://***@example.com/x.git"
     assert (
-        sanitize_url("fatal: unable to access 'https://tok@h/r/'")
+        redact_url("fatal: unable to access 'https://tok@h/r/'")
         == "fatal: unable to access 'https://***@h/r/'"
     )
-    assert sanitize_url("git@github.com:o/r.git") == "git@github.com:o/r.git"
+    assert redact_url("git@github.com:o/r.git") == "git@github.com:o/r.git"
+    pg = "postgresql://app:" + "pa/ss@wd" + "@db.internal:5432/memory"  # "/" and "@" inside
+    assert redact_url(pg) == "postgresql://***@db.internal:5432/memory"
+    both = redact_url(f"from {url} to 'https://x-access-token:" + "t0k3n" + "@h/r'")
+    assert both == "from https://***@example.com/x.git to 'https://***@h/r'"
+    assert redact_url("sqlite:///home/u/db.sqlite3") == "sqlite:///home/u/db.sqlite3"
 
 
 def test_unreachable_remote_fails_cleanly_without_credentials(tmp_path: Path) -> None:
