@@ -65,13 +65,21 @@ ALL_SETS = {
     "held-out 5": ROOT / "bench" / "recall_heldout5.json",
     "held-out 6": ROOT / "bench" / "recall_heldout6.json",
     "held-out 7": ROOT / "bench" / "recall_heldout7.json",
+    **{
+        f"train {lang}": ROOT / "bench" / f"recall_train_{lang}.json"
+        for lang in ("ko", "ja", "zh", "tr", "es", "pt", "mixed")
+    },
+    **{
+        f"blind {lang}": ROOT / "bench" / f"recall_blind_{lang}.json"
+        for lang in ("ko", "ja", "zh", "tr", "es", "pt", "en")
+    },
 }
 SETS = {name: path for name, path in ALL_SETS.items() if path.exists()}
 LATENCY_SET = "development 2"
 """The memories the latency corpora start from (the rest is synthetic filler)."""
 DOCS = ROOT / "docs" / "benchmarks.md"
 K = 5
-KINDS = ("keyword", "paraphrase", "heldout", "task", "none")
+KINDS = ("keyword", "paraphrase", "heldout", "task", "crosslingual", "none")
 Ranker = Callable[[str], list[str]]
 
 
@@ -158,11 +166,14 @@ def quality(data: dict[str, Any], work: Path, encoder: Any) -> tuple[dict[str, A
         ),
     }
     violations = overlap_violations(index, data["queries"])
+    languages = index.languages()
     index.close()
     if encoder is not None:
+        from teamsync.recall import models
         from teamsync.recall.hybrid import HybridIndex
 
-        hybrid = HybridIndex(memdir, None, work / "vectors.sqlite", encoder=encoder)
+        chosen = models.encoder(models.choose(languages))  # the model recall would use here
+        hybrid = HybridIndex(memdir, None, work / "vectors.sqlite", encoder=chosen)
         hybrid.refresh()
         results["teamsync hybrid (floor)"] = evaluate(
             lambda q: [h.path for h in hybrid.search(q, K)], data["queries"]
@@ -414,7 +425,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.update_docs and (args.no_latency or not args.sizes):
         parser.error("--update-docs rewrites the latency table too: it needs the latency run")
-    encoder = embed.Encoder() if embed.available() else None
+    encoder = embed.Encoder() if embed.minilm_available() else None
     data = {name: json.loads(path.read_text(encoding="utf-8")) for name, path in SETS.items()}
     qualities: dict[str, Any] = {}
     violations: list[str] = []

@@ -32,6 +32,11 @@ A full run includes it too.
 bytes down per operation, this tree's client beside an older tree's, see
 :mod:`bench.sync_rest`) and writes the "Sync over REST" section and
 ``bench/out/sync_rest.json``.
+
+``--memstore`` measures the Memory Stores backend beside legacy REST (requests
+and bytes per operation against one ``teamsync serve`` app, see
+:mod:`bench.sync_memstore`) and writes the "Sync over Memory Stores" section and
+``bench/out/sync_memstore.json``.
 """
 
 from __future__ import annotations
@@ -455,6 +460,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rest", action="store_true", help="the REST backend (requests, bytes)")
     parser.add_argument(
+        "--memstore", action="store_true", help="the Memory Stores backend beside legacy REST"
+    )
+    parser.add_argument(
         "--old-tree", help="with --rest or --initial-only: an older source tree to compare with"
     )
     parser.add_argument("--noop-only", action="store_true", help="only the git no-op floor")
@@ -470,6 +478,9 @@ def main() -> None:
         return
     if args.rest:
         main_rest(sizes, args.old_tree)
+        return
+    if args.memstore:
+        main_memstore(sizes)
         return
     if args.initial_only:
         text = main_initial(sizes, args.repeat, args.old_tree)
@@ -518,6 +529,32 @@ def main_rest(sizes: list[int], old_tree: str | None) -> None:
         f"shared {os.cpu_count()}-core machine, load average {load}).\n\n{text}\n"
     )
     write_section_named(ROOT / "docs/benchmarks.md", "## Sync over REST", body)
+
+
+def main_memstore(sizes: list[int]) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from sync_memstore import bench_memstore, table
+
+    with tempfile.TemporaryDirectory(prefix="teamsync-memstore-bench-") as tmp:
+        rows = bench_memstore(sizes, Path(tmp))
+    out = ROOT / "bench/out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sync_memstore.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    text = table(rows)
+    print(text)
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    body = (
+        "## Sync over Memory Stores\n\n"
+        "Real `teamsync` CLI runs (separate processes) against one `teamsync serve` app under "
+        "uvicorn on loopback, serving both dialects: `rest` is the legacy team-memory dialect, "
+        "`memstore` the Memory Stores API through the official `anthropic` SDK. Requests and "
+        "bytes (status line, headers, body) are counted by an ASGI wrapper "
+        "(`testing/counting.py`); each memory is about 1 KB. One run per cell (wall times are "
+        f"single samples on a shared {os.cpu_count()}-core machine, load average {load}). "
+        "git's numbers (objects, not requests) are in the Sync section above.\n\n"
+        f"{text}\n"
+    )
+    write_section_named(ROOT / "docs/benchmarks.md", "## Sync over Memory Stores", body)
 
 
 def write_section_named(path: Path, title: str, text: str) -> None:

@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "uvicorn": ("server", "the team-memory server `teamsync serve`"),
     "starlette": ("server", "the team-memory server `teamsync serve`"),
     "psycopg": ("postgres", "PostgreSQL storage for the server"),
+    "mcp": ("mcp", "the MCP server `teamsync mcp` (the official MCP SDK)"),
     "watchdog": ("watch", "file-system events for `teamsync watch` (or use --poll)"),
 }
 

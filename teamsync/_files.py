@@ -19,7 +19,7 @@ from pathlib import Path
 
 from teamsync.limits import TEMP_PREFIX
 
-__all__ = ["write_atomic"]
+__all__ = ["backup_beside", "write_atomic"]
 
 
 def write_atomic(
@@ -71,3 +71,18 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def backup_beside(path: Path) -> Path:
+    """Copy ``path`` to ``<name>.bak-<UTC stamp>[-n]`` beside it (never over an older backup)."""
+    import shutil
+    import time
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while backup.exists():
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+        n += 1
+    shutil.copy2(path, backup)
+    return backup

@@ -74,6 +74,14 @@ def normalize_repo(repo: str) -> str:
     return folded
 
 
+def repo_as_written(repo: str) -> str:
+    """``repo`` stripped, its case kept (as Claude Code sends it); refused as
+    :func:`normalize_repo` refuses it. The server looks repositories up folded, so
+    ``Acme/Widgets`` and ``acme/widgets`` are one store (existing stores stay readable)."""
+    normalize_repo(repo)
+    return repo.strip()
+
+
 def parse_etags(header: str | None) -> list[str]:
     """Entity tags from If-Match / If-None-Match, unquoted, weak marks dropped.
 
@@ -113,3 +121,58 @@ def parse_error_body(body: bytes) -> tuple[str, dict[str, Any]]:
         message if isinstance(message, str) else "",
         details if isinstance(details, dict) else {},
     )
+
+
+# -- the Memory Stores API (the dialect Claude Code 2.1.332 speaks) ----------------------
+MEMSTORES_PATH: Final = "/v1/memory_stores"
+MEMSTORE_BETA: Final = "agent-memory-2026-07-22"
+"""The beta header the official SDKs send with every Memory Stores call."""
+MEMORY_MAX_BYTES: Final = 102_400
+"""A memory's content, in UTF-8 bytes (the store's limit)."""
+MEMORY_PATH_MAX_BYTES: Final = 1_024
+MEMORY_PATH_MAX_SEGMENTS: Final = 20
+MEMORY_PAGE_DEFAULT: Final = 20
+MEMORY_PAGE_MAX: Final = 100
+MEMORY_PAGE_MAX_FULL: Final = 20
+"""A page of ``view=full`` items holds at most this many."""
+MANIFEST_NAME: Final = ".memory-sync"
+"""Claude Code's mount manifest: bookkeeping in a mounted store's directory, never a memory."""
+
+
+def memory_sha256(content: str) -> str:
+    """A memory's ``content_sha256``: lowercase hex SHA-256 of the UTF-8 bytes."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def memory_path_problem(path: str) -> str | None:
+    """Why ``path`` is not a store path, or None (the API's rules, as the SDK documents them).
+
+    Starts with ``/``; 1-20 segments, none empty, ``.`` or ``..``; no control or
+    format character, no U+2028/U+2029; Unicode NFC; at most 1,024 UTF-8 bytes.
+    """
+    import unicodedata
+
+    if not isinstance(path, str) or not path.startswith("/"):
+        return "a memory path starts with /"
+    try:
+        size = len(path.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "the path is not valid Unicode (a lone surrogate)"
+    if size > MEMORY_PATH_MAX_BYTES:
+        return f"the path is {size} bytes, over the store's {MEMORY_PATH_MAX_BYTES}-byte limit"
+    segments = path[1:].split("/")
+    if len(segments) > MEMORY_PATH_MAX_SEGMENTS:
+        return f"the path has {len(segments)} segments, over the store's limit of 20"
+    if any(seg in ("", ".", "..") for seg in segments):
+        return "a path segment is empty, . or .."
+    for ch in path:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            return f"the path holds the control or format character U+{ord(ch):04X}"
+    if not unicodedata.is_normalized("NFC", path):
+        return "the path is not in Unicode Normalization Form C"
+    return None
+
+
+def memstore_error(kind: str, message: str) -> dict[str, Any]:
+    """The Anthropic API's error body: ``{"type": "error", "error": {"type", "message"}}``."""
+    return {"type": "error", "error": {"type": kind, "message": message}}

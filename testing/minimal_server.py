@@ -2,8 +2,11 @@
 
 GET (full and ``view=hashes``) with ETag/If-None-Match/304/404, PUT upserts
 with If-Match/412 and the structured 413; one in-memory store per repo; any
-non-empty bearer token. No ``deletes``, no ``baseChecksums``, no capability
-probe, no history: what a plain server that speaks Claude Code's protocol does.
+non-empty bearer token. Deletes only as Claude Code 2.1.197 sends them
+(``soft_delete_keys``, listed back as ``deletedEntries``; ``soft_deletes=False``
+plays an older server that ignores them). No ``deletes``, no ``baseChecksums``,
+no capability probe, no history: what a plain server that speaks Claude Code's
+protocol does.
 It ignores ``If-None-Match`` on PUT, as a plain server may.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from typing import Any
 
 from starlette.applications import Starlette
@@ -24,7 +28,10 @@ def _sum(text: str) -> str:
 
 
 class MinimalStore:
-    def __init__(self, max_entries: int = 1000) -> None:
+    def __init__(self, max_entries: int = 1000, *, soft_deletes: bool = True) -> None:
+        self.soft_deletes = soft_deletes
+        self.deleted: dict[str, dict[str, int]] = {}
+        """repo -> key -> deletion time (ms since the epoch)."""
         self.repos: dict[str, dict[str, str]] = {}
         self.versions: dict[str, int] = {}
         self.max_entries = max_entries
@@ -68,6 +75,7 @@ def _get(db: MinimalStore, repo: str, request: Request) -> Response:
             "checksum": check,
             "version": db.versions[repo],
             "entryChecksums": sums,
+            "deletedEntries": db.deleted.get(repo, {}),
         }
     else:
         body = {
@@ -76,7 +84,11 @@ def _get(db: MinimalStore, repo: str, request: Request) -> Response:
             "version": db.versions[repo],
             "lastModified": "2026-01-01T00:00:00Z",
             "checksum": check,
-            "content": {"entries": entries, "entryChecksums": sums},
+            "content": {
+                "entries": entries,
+                "entryChecksums": sums,
+                "deletedEntries": db.deleted.get(repo, {}),
+            },
         }
     return JSONResponse(body, headers={"ETag": check})
 
@@ -95,6 +107,12 @@ async def _put(db: MinimalStore, repo: str, request: Request) -> Response:
         return JSONResponse({"error": {"message": "precondition failed"}}, status_code=412)
     entries = dict(db.repos.get(repo, {}))
     entries.update(body.get("entries", {}))
+    gone = db.deleted.setdefault(repo, {})
+    for key in body.get("entries", {}):
+        gone.pop(key, None)
+    for key in body.get("soft_delete_keys", []) if db.soft_deletes else []:
+        if entries.pop(key, None) is not None:
+            gone[key] = int(time.time() * 1000)
     if len(entries) > db.max_entries:
         details = {
             "error_code": "team_memory_too_many_entries",

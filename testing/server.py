@@ -56,6 +56,12 @@ def token_for(
     return create_token(storage, repo, read_only=read_only, label=label, now=time.time()).token
 
 
+def refused(resp: httpx2.Response) -> dict[str, str]:
+    """key -> error code of each entry a 200 legacy PUT answer says it did not store."""
+    assert resp.status_code == 200, resp.text
+    return {item["key"]: item["error_code"] for item in resp.json()["rejectedEntries"]}
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

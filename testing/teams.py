@@ -18,7 +18,7 @@ from teamsync.server.storage import Storage, open_storage
 from testing.gitrepos import Member, make_team, remote_files
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
-BACKENDS = ("git", "rest")
+BACKENDS = ("git", "rest", "memstore")
 
 
 @dataclass
@@ -36,6 +36,8 @@ class Team:
         if self.kind == "git":
             assert self.remote is not None
             return remote_files(self.remote)
+        if self.kind == "memstore":
+            return dict(self.extra["store_team"].remote_files())
         assert self.storage is not None
         state = self.storage.state(self.repo, contents=True)
         return dict(state.entries or {}) if state is not None else {}
@@ -49,6 +51,14 @@ def team(
     if kind == "git":
         mates = make_team(root, names)
         yield Team("git", list(mates), remote=mates[0].remote)
+        return
+    if kind == "memstore":
+        from testing.memstore import store_team
+
+        with store_team(root, names, **limits) as st:
+            yield Team(
+                "memstore", list(st.mates), storage=st.storage, url=st.url, extra={"store_team": st}
+            )
         return
     storage = open_storage(f"sqlite:///{root / 'server.sqlite3'}")
     try:

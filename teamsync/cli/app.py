@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "sync": "teamsync.cli.sync:sync",
     "restore": "teamsync.cli.sync:restore",
     "log": "teamsync.cli.sync:log",
+    "redact": "teamsync.cli.sync:redact",
     "check": "teamsync.cli.check:check",
     "scan": "teamsync.cli.scan:scan",
     "allow": "teamsync.cli.allow:allow",
@@ -36,6 +37,8 @@ COMMANDS: dict[str, str] = {
     "install-hooks": "teamsync.cli.hooks:install_hooks",
     "guard": "teamsync.cli.hooks:guard",
     "watch": "teamsync.cli.hooks:watch",
+    "mcp": "teamsync.cli.mcp:mcp",
+    "install-mcp": "teamsync.cli.mcp:install_mcp",
 }
 
 

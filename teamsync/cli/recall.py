@@ -13,7 +13,7 @@ _MODEL_HELP = "Claude model (default: TEAMSYNC_MODEL, else a current Sonnet)."
 
 
 @click.command()
-@click.argument("query", nargs=-1, required=True)
+@click.argument("query", nargs=-1)
 @click.option(
     "--limit",
     "-n",
@@ -33,6 +33,11 @@ _MODEL_HELP = "Claude model (default: TEAMSYNC_MODEL, else a current Sonnet)."
 )
 @click.option("--explain", is_flag=True, help="Say why each memory was chosen.")
 @click.option("--model", default=None, help=_MODEL_HELP)
+@click.option(
+    "--warm",
+    is_flag=True,
+    help="Build or update the offline caches (index and vectors) now, and exit: no QUERY.",
+)
 @pass_app
 def recall(
     app: AppContext,
@@ -42,6 +47,7 @@ def recall(
     mode: str,
     explain: bool,
     model: str | None,
+    warm: bool,
 ) -> None:
     """Show the memories relevant to QUERY, with freshness and code-drift notes.
 
@@ -54,8 +60,17 @@ def recall(
     Examples:
       teamsync recall how do we deploy
       teamsync recall --offline -n 3 release checklist
+      teamsync recall --warm
     """
-    from teamsync.commands.recall import run_recall
+    from teamsync.commands.recall import run_recall, run_warm
+
+    if warm:
+        if query:
+            raise click.UsageError("--warm takes no QUERY")
+        finish(run_warm(app.settings, app.output))
+        return
+    if not query:
+        raise click.UsageError("Missing argument 'QUERY...'.")
 
     code = run_recall(
         app.settings,

@@ -61,6 +61,23 @@ from teamsync.cli._common import AppContext, finish, pass_app
     is_flag=True,
     help="The PATHs are team memory (e.g. a checkout of the memory branch): pragmas do not count.",
 )
+@click.option(
+    "--memory-store",
+    metavar="memstore_…",
+    default=None,
+    help="Scan a memory store's memories (key from ANTHROPIC_API_KEY or TEAMSYNC_TOKEN).",
+)
+@click.option(
+    "--history",
+    is_flag=True,
+    help="With --memory-store: every retained version, not only the current memories.",
+)
+@click.option(
+    "--base-url",
+    metavar="URL",
+    default=None,
+    help="With --memory-store: a self-hosted server (teamsync serve).",
+)
 @pass_app
 def scan(
     app: AppContext,
@@ -75,6 +92,9 @@ def scan(
     ignore_inline_allow: bool,
     memory: bool,
     exit_code: int,
+    memory_store: str | None,
+    history: bool,
+    base_url: str | None,
 ) -> None:
     """Find secrets in PATHs (files or directories; default: the memory dir or .).
 
@@ -91,6 +111,7 @@ def scan(
       teamsync scan --staged                 # what you are about to commit
       teamsync scan --git-range origin/main..HEAD --format sarif --output r.sarif
       teamsync scan . --exit-code 0          # report, never fail
+      teamsync scan --memory-store memstore_01AbC --history   # a store's retained versions
     """
     from teamsync.commands.scan import ScanRequest, run_scan
 
@@ -106,5 +127,8 @@ def scan(
         ignore_inline_allow=ignore_inline_allow,
         memory=memory,
         exit_code=exit_code,
+        memory_store=memory_store,
+        history=history,
+        base_url=base_url,
     )
     finish(run_scan(app.settings, app.output, request))

@@ -112,6 +112,25 @@ progress_option = click.option(
     help="REST: a 0600 file holding the token (default: TEAMSYNC_TOKEN).",
 )
 @click.option(
+    "--memory-store",
+    metavar="memstore_…",
+    default=None,
+    help="An Anthropic memory store (the Memory Stores API); key from ANTHROPIC_API_KEY "
+    "(or TEAMSYNC_TOKEN for teamsync serve).",
+)
+@click.option(
+    "--path-prefix",
+    metavar="/FOLDER/",
+    default=None,
+    help="Memory store: the folder team/ mirrors (default: the whole store).",
+)
+@click.option(
+    "--base-url",
+    metavar="URL",
+    default=None,
+    help="Memory store: a self-hosted server (teamsync serve) instead of Anthropic's API.",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Git: accept a branch that holds files other than memory files (a code branch).",
@@ -124,6 +143,9 @@ def init(
     rest_url: str | None,
     repo: str | None,
     token_file: str | None,
+    memory_store: str | None,
+    path_prefix: str | None,
+    base_url: str | None,
     force: bool,
 ) -> None:
     """Set up sync for this memory directory (config goes beside team/, never in it).
@@ -137,6 +159,7 @@ def init(
       teamsync init --git git@example.com:team/memory.git
       teamsync init --git origin                  # the project's own remote, branch teamsync/memory
       teamsync init --rest http://127.0.0.1:8787 --repo acme/app
+      teamsync init --memory-store memstore_01AbC --path-prefix /team/
     """
     from teamsync.commands.sync import config_from_options
     from teamsync.commands.sync import init as run_init
@@ -144,7 +167,14 @@ def init(
 
     try:
         config = config_from_options(
-            git_url=git_url, branch=branch, rest_url=rest_url, repo=repo, token_file=token_file
+            git_url=git_url,
+            branch=branch,
+            rest_url=rest_url,
+            repo=repo,
+            token_file=token_file,
+            memory_store=memory_store,
+            path_prefix=path_prefix,
+            base_url=base_url,
         )
     except UsageError as exc:
         raise click.UsageError(str(exc)) from exc
@@ -341,3 +371,23 @@ def log(app: AppContext, key: str | None, limit: int) -> None:
     from teamsync.commands.log import run_log
 
     finish(run_log(app.settings, app.output, key, limit=limit))
+
+
+@click.command()
+@click.argument("version")
+@pass_app
+def redact(app: AppContext, version: str) -> None:
+    """Blank a remote version that holds a secret (a memory store's own redaction).
+
+    VERSION is a memory version id from `teamsync log` (memver_…). On git or the
+    legacy REST dialect history cannot be blanked; the command says what to do
+    instead and exits 1.
+
+    \b
+    Examples:
+      teamsync log notes/plan.md
+      teamsync redact memver_01AbCdEf
+    """
+    from teamsync.commands.redact import run_redact
+
+    finish(run_redact(app.settings, app.output, version))

@@ -43,9 +43,15 @@ def _fix(memdir: Path, settings: Settings, output: Output) -> tuple[FixResult, L
     for index in result.written:
         added = sum(1 for k in result.added if k.startswith("team/") == index.startswith("team/"))
         removed = sum(1 for r in result.removed if r.startswith(index + ":"))
+        same = sum(1 for r in result.collapsed if r.startswith(index + ":"))
         output.success(
             f"updated {index}: {_count(added, 'entry', 'entries')} added, "
             f"{_count(removed, 'dead entry', 'dead entries')} removed"
+            + (
+                f", {_count(same, 'identical repeat', 'identical repeats')} collapsed"
+                if same
+                else ""
+            )
         )
     for backup in result.backups:
         output.info(printable(f"kept the previous index as {backup}"))

@@ -2,7 +2,8 @@
 
 REST reads the server's history view (the ``history`` extension: a plain
 Claude Code server keeps none, and says so); git reads the sync branch's
-commits. With ``--json`` one object: ``{"changes": [{at, who, key, action,
+commits; a memory store reads its ``memory_versions``, with ``created_by`` as
+who. With ``--json`` one object: ``{"changes": [{at, who, key, action,
 version, checksum}]}``, newest first.
 """
 
@@ -23,6 +24,12 @@ from teamsync.sync.history import DEFAULT_LIMIT, Change
 
 def _when(at: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+def _short(version: str) -> str:
+    """A git sha's first 12 digits; a memory-store version id whole (it is what --at takes)."""
+    shown = printable(version)
+    return shown if shown.startswith("memver_") else shown[:12]
 
 
 def _row(c: Change) -> dict[str, Any]:
@@ -63,7 +70,7 @@ def run_log(settings: Settings, output: Output, key: str | None, *, limit: int) 
         verb = "deleted" if c.action == "delete" else "changed"
         output.info(
             f"{_when(c.at)}  {printable(c.who)[:40]}  {verb} team/{printable(c.key)}  "
-            f"({printable(c.version)[:12]})"
+            f"({_short(c.version)})"
         )
     output.emit({"changes": [_row(c) for c in rows]})
     return 0

@@ -69,6 +69,58 @@ def _show(output: Output, m: Recalled, explain: bool) -> None:
     output.info("")
 
 
+def warm_in_background(settings: Settings) -> bool:
+    """After a pull: refresh the recall caches in a detached ``teamsync recall --warm``, so the
+    next query embeds nothing. Only for a directory whose vector cache exists already (someone
+    uses hybrid recall there); never waits for the child, never fails the pull."""
+    import subprocess
+    import sys
+
+    from teamsync.memdir.paths import memory_dir
+    from teamsync.recall.vectors import default_vectors_path
+
+    memdir = memory_dir(settings)
+    state = settings.state_dir / "recall"
+    digest = default_vectors_path(settings.state_dir, memdir).name[: len("vectors-") + 16]
+    if not state.is_dir() or not any(p.name.startswith(digest) for p in state.iterdir()):
+        return False
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "teamsync", "--dir", str(memdir), "--quiet", "recall", "--warm"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        return False
+    return True
+
+
+def run_warm(settings: Settings, output: Output) -> int:
+    """Build or update the recall caches now (``teamsync recall --warm``)."""
+    from teamsync.recall.recall import warm
+
+    done = warm(settings)
+    if settings.json:
+        output.emit(
+            {
+                "model": done.model,
+                "memories": done.memories,
+                "reread": done.reread,
+                "embedded": done.embedded,
+                "seconds": round(done.seconds, 3),
+            }
+        )
+        return 0
+    model = f"embedded {done.embedded} with {done.model}" if done.model else "no embedding model"
+    output.info(
+        f"recall caches ready: {done.memories} memories, {done.reread} re-read, {model} "
+        f"({done.seconds:.1f} s)"
+    )
+    return 0
+
+
 def run_recall(
     settings: Settings,
     output: Output,

@@ -89,7 +89,8 @@ def _restore_at(settings: Settings, output: Output, key: str, at: str, *, force:
         version_at = getattr(backend, "version_at", None)
         if version_at is None:
             raise RestoreError(f"the {backend.name} backend cannot restore remote versions")
-        found = version_at(key, at.strip().lower())
+        ref = at.strip()  # memory-store version ids (memver_…) are case-sensitive
+        found = version_at(key, ref if ref.startswith("memver_") else ref.lower())
     finally:
         backend.close()
     team = SafeDir(memdir / "team", create=True)

@@ -49,12 +49,22 @@ class ScanRequest:
     """Everything scanned is team memory: inline pragmas do not count (as at every memory gate)."""
     exit_code: int = 1
     """The status when findings remain (gitleaks' ``--exit-code``); 0 reports without failing."""
+    memory_store: str | None = None
+    """Scan a memory store's memories (``memstore_…``; key from the environment)."""
+    history: bool = False
+    """With ``memory_store``: every retained version, not only the current memories."""
+    base_url: str | None = None
+    """With ``memory_store``: a self-hosted server instead of Anthropic's API."""
 
 
 def _validate(req: ScanRequest) -> None:
-    modes = sum((bool(req.paths), req.staged, req.git_range is not None))
+    modes = sum((bool(req.paths), req.staged, req.git_range is not None, bool(req.memory_store)))
     if modes > 1:
-        raise UsageError("give PATHs, --staged or --git-range, not several; run one scan per mode")
+        raise UsageError(
+            "give PATHs, --staged, --git-range or --memory-store, not several; run one scan per mode"
+        )
+    if (req.history or req.base_url) and not req.memory_store:
+        raise UsageError("--history and --base-url go with --memory-store ID")
     if req.format not in FORMATS:
         raise UsageError(f"--format {req.format!r}: choose one of {', '.join(FORMATS)}")
     if not 0 <= req.exit_code <= 255:
@@ -126,6 +136,9 @@ def collect(req: ScanRequest, settings: Settings) -> tuple[int, list[Finding], U
         generic=req.generic, inline_allow=not (req.ignore_inline_allow or memory_scan)
     )
     unreadable: Unreadable = []
+    if req.memory_store:
+        scanner = Scanner(generic=req.generic, inline_allow=False)  # a store is team memory
+        return _scan_store(req, settings, scanner), scanner.finish(), unreadable
     if not req.staged and req.git_range is None:
         files = _collect_files(req, settings, scanner, unreadable)
         return len(files), scanner.finish(), unreadable
@@ -212,6 +225,28 @@ def _emit(req: ScanRequest, settings: Settings, output: Output, findings: list[F
     else:
         output.out.write(report)
         output.out.flush()
+
+
+def _scan_store(req: ScanRequest, settings: Settings, scanner: Scanner) -> int:
+    """Feed a memory store's texts (current, or every retained version) to ``scanner``.
+
+    A finding names ``memstore_…:/path@memver_…``: the version to redact
+    (``teamsync redact``) after the secret is rotated.
+    """
+    from teamsync.sync.config import SyncConfig
+    from teamsync.sync.memstore import MemstoreBackend, load_key
+
+    store = req.memory_store or ""
+    config = SyncConfig("memstore", req.base_url or "", memory_store=store)
+    backend = MemstoreBackend(store, load_key(config, settings.environ), base_url=req.base_url)
+    count = 0
+    try:
+        for path, text, version in backend.texts(history=req.history):
+            count += 1
+            scanner.add_chunk(Chunk(f"{store}:{path}@{version}", text))
+    finally:
+        backend.close()
+    return count
 
 
 def _reviewed_allowlist(settings: Settings) -> frozenset[str]:

@@ -30,7 +30,7 @@ from teamsync.sync.gitcmd import project_remote_url
 from teamsync.sync.guards import DEFAULT_MASS_MIN, DEFAULT_MASS_SHARE, Recovery, Safety
 from teamsync.sync.local import NOT_MEMORY
 from teamsync.sync.state import BaseStore, store_path
-from teamsync.wire import normalize_repo, redact_url
+from teamsync.wire import redact_url, repo_as_written
 
 ProgressFactory = Callable[[], Progress]
 
@@ -118,6 +118,10 @@ def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool 
     (memdir / "team").mkdir(parents=True, exist_ok=True)
     path = _save(memdir, config)
     where = f"branch {config.branch} of " if config.backend == "git" else ""
+    if config.backend == "memstore":
+        where = f"folder {config.path_prefix or '/'} of {config.memory_store}" + (
+            " at " if config.url else ""
+        )
     state = f"{len(snap.checksums)} memories there" if snap.version else "nothing there yet"
     if previous is not None and previous != config:
         output.info(f"Replaced the previous configuration: {_describe(previous)}.")
@@ -140,6 +144,8 @@ def describe_remote(config: SyncConfig) -> str:
     """The remote as messages name it (credentials masked)."""
     if config.backend == "git":
         return f"branch {config.branch} of {redact_url(config.url)}"
+    if config.backend == "memstore":
+        return _memstore_name(config)
     return f"{redact_url(config.url)} (repository {config.repo or 'from origin'})"
 
 
@@ -163,9 +169,16 @@ def load_allowlist(cwd: Path, memdir: Path) -> frozenset[str]:
     return load_committed(cwd, memdir)
 
 
+def _memstore_name(config: SyncConfig) -> str:
+    at = f" at {redact_url(config.url)}" if config.url else ""
+    return f"memory store {config.memory_store}{at} (folder {config.path_prefix or '/'})"
+
+
 def _describe(config: SyncConfig) -> str:
     if config.backend == "git":
         return f"git {redact_url(config.url)} branch {config.branch}"
+    if config.backend == "memstore":
+        return _memstore_name(config)
     return f"rest {redact_url(config.url)}" + (f" repo {config.repo}" if config.repo else "")
 
 
@@ -202,10 +215,17 @@ def config_from_options(
     rest_url: str | None = None,
     repo: str | None = None,
     token_file: str | None = None,
+    memory_store: str | None = None,
+    path_prefix: str | None = None,
+    base_url: str | None = None,
 ) -> SyncConfig:
     """The configuration ``teamsync init`` writes, from its options; UsageError (exit 2) otherwise."""
-    if git_url and rest_url:
-        raise UsageError("choose one remote: --git URL or --rest URL")
+    if sum(1 for x in (git_url, rest_url, memory_store) if x) > 1:
+        raise UsageError("choose one remote: --git URL, --rest URL or --memory-store ID")
+    if memory_store:
+        return _memstore_config(memory_store, path_prefix, base_url, token_file)
+    if path_prefix or base_url:
+        raise UsageError("--path-prefix and --base-url go with --memory-store")
     if rest_url:
         return _rest_config(rest_url, repo, token_file)
     if git_url:
@@ -220,11 +240,30 @@ def _rest_config(url: str, repo: str | None, token_file: str | None) -> SyncConf
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--rest {url!r}: use an http:// or https:// URL")
     try:
-        repo_id = normalize_repo(repo) if repo else None
+        repo_id = repo_as_written(repo) if repo else None
     except UsageError as exc:
         raise UsageError(f"--repo: {exc}") from exc
     tfile = str(Path(token_file).expanduser().resolve()) if token_file else None
     return SyncConfig("rest", url.rstrip("/"), repo=repo_id, token_file=tfile)
+
+
+def _memstore_config(
+    store: str, prefix: str | None, base_url: str | None, token_file: str | None
+) -> SyncConfig:
+    from teamsync.sync.memstore import normalize_prefix
+
+    if not re.fullmatch(r"memstore_[A-Za-z0-9]{1,100}", store):
+        raise UsageError(f"--memory-store {printable(store)!r}: a store id looks like memstore_…")
+    if base_url and not base_url.startswith(("http://", "https://")):
+        raise UsageError(f"--base-url {base_url!r}: use an http:// or https:// URL")
+    tfile = str(Path(token_file).expanduser().resolve()) if token_file else None
+    return SyncConfig(
+        "memstore",
+        (base_url or "").rstrip("/"),
+        memory_store=store,
+        path_prefix=normalize_prefix(prefix),
+        token_file=tfile,
+    )
 
 
 def sync_once(
@@ -349,6 +388,10 @@ def run(
         close()  # the bar's line ends before the summary, which starts on its own line
     _print(output, report)
     output.emit(report.to_json())
+    if report.written and not dry_run:
+        from teamsync.commands.recall import warm_in_background
+
+        warm_in_background(settings)
     return report.exit_code()
 
 
@@ -441,6 +484,8 @@ def _print_run(output: Output, report: SyncReport, rel: Callable[[str], str]) ->
     for key in report.merged:
         merged = "would merge" if dry else "merged"
         output.info(f"{merged} your edits and the remote's in {rel(key)}")
+    for line in report.index_conflicts:
+        output.warn(f"{rel('MEMORY.md')}: {printable(line)}")
     for pair in report.renamed:
         old, _, new = pair.partition(" -> ")
         output.info(

@@ -43,6 +43,7 @@ def noop_json(dry_run: bool) -> dict[str, object]:
         "stopped": None,
         "recovered": [],
         "renamed": [],
+        "index_conflicts": [],
         "dry_run": dry_run,
     }
 

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import time
 from pathlib import Path
 from typing import Any
 
-from teamsync._files import write_atomic
+from teamsync._files import backup_beside, write_atomic
 from teamsync.errors import SettingsFileError
 from teamsync.hooks.install import resource_text
 
@@ -217,15 +215,7 @@ def unmerge(settings: dict[str, Any]) -> list[str]:
 
 
 def _write(path: Path, settings: dict[str, Any]) -> Path | None:
-    backup = None
-    if path.exists():
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        backup = path.with_name(f"{path.name}.bak-{stamp}")
-        n = 1
-        while backup.exists():
-            backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-            n += 1
-        shutil.copy2(path, backup)
+    backup = backup_beside(path) if path.exists() else None
     write_atomic(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n", new_mode=0o644)
     return backup
 

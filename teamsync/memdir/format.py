@@ -291,8 +291,7 @@ def load_frontmatter(source: str, path: str = "<memory>") -> dict[str, Any]:
         return _strict_load(first, path)
     except yaml.YAMLError as error:
         cause = error
-        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
-        refusal = MemoryFormatError(path, f"frontmatter is not valid YAML: {detail}")
+        refusal = MemoryFormatError(path, f"frontmatter is not valid YAML {_where(error)}")
         retry = _requote(first, _problematic)
         if retry == first:
             raise refusal from error
@@ -300,6 +299,20 @@ def load_frontmatter(source: str, path: str = "<memory>") -> dict[str, Any]:
         return _strict_load(retry, path)
     except yaml.YAMLError:
         raise refusal from cause
+
+
+def _where(error: yaml.YAMLError) -> str:
+    """``at line L, column C: problem (context)``, in the file's own lines (the opening
+    ``---`` is line 1). Only the parser's words and the position: never the line's text."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None)
+    context = getattr(error, "context", None)
+    words = problem or (str(error).splitlines() or [type(error).__name__])[0]
+    if context:
+        words += f" ({context})"
+    if mark is None:
+        return f": {words}"
+    return f"at line {mark.line + 2}, column {mark.column + 1}: {words}"
 
 
 def _text(value: Any) -> str | None:

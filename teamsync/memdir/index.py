@@ -55,7 +55,15 @@ _MENTION = re.compile(r"`([^`\s]+\.md)`")
 _WIKI = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\]\n]*)?\]\]")
 _TICKS = re.compile(r"`+")
 _EXTERNAL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|mailto:|#", re.IGNORECASE)
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~)(?=\S)(?:(?!\1).)*?(?<=\S)\1")
+_EMPHASIS = re.compile(
+    # ``_`` and ``__`` open and close only at a word edge (CommonMark's intraword rule):
+    # the underscores of ``some_name`` or ``a_b_c`` are not emphasis.
+    r"(?:(\*\*|\*|~~)(?=\S)(?:(?!\1).)*?(?<=\S)\1)"
+    r"|(?:(?<![^\W_])(__|_)(?=\S)(?:(?!\2).)*?(?<=\S)\2(?![^\W_]))"
+)
+_LEAD_NOISE = re.compile(
+    r"\[[ xX]\]|[*_~`]+|(?<!!)\[(?:\\.|[^\]\\\n])*\]\((?:\\.|[^)\\\n])*\)[ \t]*(?:[,;/&|+·]|and)?"
+)
 _MARKER = re.compile(r"<!--\s*teamsync-index\s+v(\d+)\b")
 _TITLE_ESCAPE = re.compile(r"([\\\[\]`])")
 _ENCODE = frozenset("#()<>%\\[]`")
@@ -162,6 +170,15 @@ def _outside_code(line: str) -> str:
     return "".join(out)
 
 
+def _leads(line: str, start: int) -> bool:
+    """Does the link at ``start`` open the bullet's text (after the marker, a task box,
+    emphasis or an earlier link), as an entry's link does? A link later in a note's
+    prose (``- … See [x](x.md).``) is a citation, not an entry."""
+    head = _BULLET.match(line)
+    lead = line[head.end() if head is not None else 0 : start]
+    return not _LEAD_NOISE.sub("", lead).strip()
+
+
 def _classify(number: int, raw: str) -> IndexLine:
     line = raw.rstrip("\r\n")
     if not line.strip():
@@ -181,8 +198,8 @@ def _classify(number: int, raw: str) -> IndexLine:
         target = _target(line[match.start("target") : match.end("target")])
         if target is None:
             continue
-        if kind == "prose":
-            mentions.append(target)
+        if kind == "prose" or (kind == "bullet" and not _leads(plain, match.start())):
+            mentions.append(target)  # a link cited in a note's prose lists the file
             continue
         title = _UNESCAPE.sub(r"\1", line[match.start("title") : match.end("title")]).strip()
         hook = _hook(line, match.end()) if kind == "bullet" else ""

@@ -39,6 +39,7 @@ from teamsync.memdir.index import (
     past_limit,
     render_entry,
     scan_index,
+    split_lines,
     unclosed,
 )
 
@@ -69,6 +70,8 @@ class IndexFix:
     """1-based numbers (in the old text) of the dead entry lines removed"""
     past_limit: list[str] = field(default_factory=list)
     """keys whose entries a loader would not load (past 200 lines / 25,000 bytes)"""
+    collapsed: list[int] = field(default_factory=list)
+    """1-based numbers (in the old text) of byte-identical repeats of an entry line, removed"""
 
 
 def resolve(target: str) -> str | None:
@@ -159,8 +162,21 @@ def fix_index_text(
         )
     lines = scan_index(text)
     nl = _newline(lines)
-    kept = [line for line in lines if not _is_dead(line, present)]
-    removed = [line.number for line in lines if _is_dead(line, present)]
+    seen: set[str] = set()
+    kept: list[IndexLine] = []
+    removed: list[int] = []
+    collapsed: list[int] = []
+    for scanned in lines:
+        if _is_dead(scanned, present):
+            removed.append(scanned.number)
+            continue
+        if scanned.entries and scanned.kind in ("bullet", "table"):
+            same = scanned.text.rstrip("\r\n")
+            if same in seen:  # a byte-identical copy holds no choice: keep the first
+                collapsed.append(scanned.number)
+                continue
+            seen.add(same)
+        kept.append(scanned)
     listed = _listed(kept)
     missing = sorted(
         (k for k in memories if resolve(k) not in listed),
@@ -197,4 +213,70 @@ def fix_index_text(
         out.extend(appended[group])
     new = "".join(out)
     cut = [normalize_target(e.target) for e in past_limit(new)]
-    return IndexFix(new, missing, removed, sorted(set(cut)))
+    return IndexFix(new, missing, removed, sorted(set(cut)), collapsed)
+
+
+def withheld_lines(
+    text: str,
+    held: Collection[str],
+    team_index: str | None = None,
+    team_keys: Collection[str] = (),
+    before: str = "",
+) -> list[int]:
+    """0-based positions (in :func:`~teamsync.memdir.index.scan_index` order) of the
+    bullet and table-row entry lines of ``text`` that stay on this side: every
+    memory link on the line points at a ``held`` key, and each such key is one the
+    team lacks (not in ``team_keys``), or one the team's index (``team_index``)
+    lists already while this line was never shared from here (not in ``before``,
+    the index as this side last shared it).
+
+    Sync keeps these lines on the side that holds the files and never sends them:
+    a teammate who cannot have the file would otherwise remove the line as dead,
+    and this side would add it back, one push each, for ever. A line for a name
+    the team has but does not list stays shared, so the name is listed.
+    """
+    if not held:
+        return []
+    theirs = set()
+    for line in scan_index(team_index or ""):
+        for target in [e.target for e in line.entries] + list(line.mentions):
+            theirs.add(resolve(target))
+    lines = scan_index(text)
+    shared = _aligned([line.text for line in lines], split_lines(before))
+    out = []
+    for pos, line in enumerate(lines):
+        if line.kind not in ("bullet", "table") or not line.entries:
+            continue
+        new = pos not in shared
+        targets = [resolve(e.target) for e in line.entries]
+        if all(
+            t is not None and t in held and (t not in team_keys or (t in theirs and new))
+            for t in targets
+        ):
+            out.append(pos)
+    return out
+
+
+def _aligned(lines: list[str], before: list[str]) -> set[int]:
+    """Positions in ``lines`` that a line diff matches with a line of ``before``
+    (line ends ignored; a repeated line matches once, where it stood)."""
+    from difflib import SequenceMatcher
+
+    a = [line.rstrip("\r\n") for line in before]
+    b = [line.rstrip("\r\n") for line in lines]
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return {j + k for _, j, size in matcher.get_matching_blocks() for k in range(size)}
+
+
+def shared_view(
+    text: str,
+    held: Collection[str],
+    team_index: str | None = None,
+    team_keys: Collection[str] = (),
+    before: str = "",
+) -> str:
+    """``text`` without the entry lines that stay here (:func:`withheld_lines`)."""
+    drop = set(withheld_lines(text, held, team_index, team_keys, before))
+    if not drop:
+        return text
+    return "".join(line.text for pos, line in enumerate(scan_index(text)) if pos not in drop)

@@ -58,6 +58,8 @@ from teamsync.memdir.headers import WalkEntry, is_memory_name, load_text, walk
 from teamsync.memdir.index import (
     INDEX_VERSION,
     LONG_LINE_CHARS,
+    MAX_INDEX_BYTES,
+    MAX_INDEX_LINES,
     index_limit_problems,
     index_version,
     normalize_target,
@@ -68,6 +70,7 @@ from teamsync.memdir.indexfix import fix_index_text, resolve
 from teamsync.security.fs import SafeDir
 from teamsync.security.guard import safe_write
 from teamsync.security.keys import find_collisions, key_problem
+from teamsync.wire import MANIFEST_NAME
 
 TEAM = "team/"
 MAX_INDEX_READ = 4 * MAX_MEMORY_BYTES
@@ -112,6 +115,8 @@ class FixResult:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     """``index:line`` of each dead entry line removed"""
+    collapsed: list[str] = field(default_factory=list)
+    """``index:line`` of each byte-identical repeat of an entry line removed"""
 
 
 @dataclass
@@ -145,6 +150,8 @@ def _scan_memory(scan: _Scan, entry: WalkEntry) -> None:
 
 
 def _team_file_problems(entry: WalkEntry) -> Iterable[Problem]:
+    if entry.path == TEAM + MANIFEST_NAME and entry.kind == "file":
+        return  # Claude Code's mount manifest: bookkeeping, never a memory
     if entry.kind != "file":
         kind = "a symbolic link" if entry.kind == "symlink" else "not a regular file"
         yield Problem(entry.path, "unsafe-file", f"{kind}; sync never follows it, remove it")
@@ -411,11 +418,22 @@ def _fix_scope(memdir: Path, scan: _Scan, prefix: str, backup_dir: Path, out: Fi
         out.backups.append(
             backup_index(backup_dir, index_rel, existing.encode("utf-8"), time.time())
         )
+    size = len(fix.text.encode("utf-8"))
+    if size > MAX_INDEX_READ:
+        raise MemoryFormatError(
+            index_rel,
+            f"the fixed index would be {size:,} bytes, more than teamsync reads back "
+            f"({MAX_INDEX_READ:,}); Claude Code loads only the first {MAX_INDEX_LINES} lines or "
+            f"{MAX_INDEX_BYTES:,} bytes of it: consolidate memories into fewer files",
+        )
     with SafeDir(memdir / prefix if prefix else memdir) as target:
-        safe_write(target, INDEX_NAME, fix.text)
+        # An index is held to the loader's limits (reported as index-limit), not to the
+        # size rule for one memory file: the key rules and the secret scan still apply.
+        safe_write(target, INDEX_NAME, fix.text, memory=False)
     out.written.append(index_rel)
     out.added.extend(prefix + key for key in fix.added)
     out.removed.extend(f"{index_rel}:{number}" for number in fix.removed)
+    out.collapsed.extend(f"{index_rel}:{number}" for number in fix.collapsed)
 
 
 def fix_memdir(memdir: Path, *, backup_dir: Path | None = None) -> FixResult:

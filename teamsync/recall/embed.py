@@ -64,11 +64,18 @@ def model_dir() -> Path | None:
     return folder if (folder / "model.safetensors").is_file() else None
 
 
-def available() -> bool:
-    """True when numpy, tokenizers and the model files are all installed."""
+def minilm_available() -> bool:
+    """True when numpy, tokenizers and the all-MiniLM-L6-v2 model files are all installed."""
     return all(importlib.util.find_spec(m) is not None for m in ("numpy", "tokenizers")) and (
         model_dir() is not None
     )
+
+
+def available() -> bool:
+    """True when an embedding model is installed: all-MiniLM-L6-v2 or the multilingual one."""
+    from teamsync.recall import use_encoder
+
+    return minilm_available() or use_encoder.available()
 
 
 def file_sha256(path: Path) -> str:
@@ -142,7 +149,7 @@ def _layer_norm(x: npt.NDArray[np.float32], w: Any, b: Any) -> npt.NDArray[np.fl
     return out
 
 
-def _one_blas_thread() -> None:
+def one_blas_thread() -> None:
     """Ask OpenBLAS for one thread when numpy is not loaded yet (a caller's choice wins).
 
     A query is a handful of tiny matrix products: on a shared, busy machine a
@@ -156,8 +163,11 @@ def _one_blas_thread() -> None:
 class Encoder:
     """Text → unit-length 384-dimensional vectors with all-MiniLM-L6-v2."""
 
+    name = MODEL_NAME
+    files: tuple[str, ...] = ("model.safetensors", "tokenizer.json")
+
     def __init__(self, folder: Path | None = None, *, max_tokens: int = MAX_TOKENS) -> None:
-        _one_blas_thread()
+        one_blas_thread()
         try:
             import numpy  # noqa: F401
             from tokenizers import Tokenizer
@@ -176,6 +186,9 @@ class Encoder:
         self._tok.enable_truncation(max_length=max_tokens)
         self._tok.no_padding()
         self._w = load_safetensors(folder / "model.safetensors")
+
+    def verify(self) -> None:
+        verify(self.folder)
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """One row per text; batches are grouped by length so little padding is computed."""

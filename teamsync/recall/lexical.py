@@ -37,16 +37,17 @@ from pathlib import Path
 
 from teamsync import _walk
 from teamsync.limits import INDEX_NAME, MAX_MEMORY_BYTES
+from teamsync.recall import langs
 from teamsync.recall.tokens import (
+    Unit,
     augment,
     extract_fields,
-    match_expression,
     path_words,
-    query_terms,
+    query_units,
 )
 
-SCHEMA_VERSION = 5
-COLUMN_WEIGHTS = (2.0, 3.0, 4.0, 1.0)  # path words, name, description, body
+SCHEMA_VERSION = 6
+COLUMN_WEIGHTS = (2.0, 3.0, 4.0, 1.0, 1.0)  # path words, name, description, body, norm
 MAX_FILE_BYTES = MAX_MEMORY_BYTES
 MAX_QUERY_TERMS = 48
 CANDIDATES = 200
@@ -142,8 +143,8 @@ class LexicalIndex:
                 "DROP TABLE IF EXISTS files; DROP TABLE IF EXISTS fts; DROP TABLE IF EXISTS meta;"
                 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
                 "CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL,"
-                " mtime_ns INTEGER, size INTEGER, ino INTEGER, sha TEXT);"
-                "CREATE VIRTUAL TABLE fts USING fts5(path, name, description, body,"
+                " mtime_ns INTEGER, size INTEGER, ino INTEGER, sha TEXT, lang TEXT);"
+                "CREATE VIRTUAL TABLE fts USING fts5(path, name, description, body, norm,"
                 " tokenize='porter unicode61 remove_diacritics 2', prefix='3');"
                 f"PRAGMA user_version = {SCHEMA_VERSION};"
             )
@@ -203,20 +204,29 @@ class LexicalIndex:
             return
         fields = extract_fields(data.decode("utf-8", errors="replace"))
         sha = hashlib.sha256(data).hexdigest()
+        words = path_words(key)
+        text = "\n".join((words, fields.name, fields.description, fields.body))
+        lang = langs.detect(text)
         cur = self._db.execute(
-            "INSERT INTO files(path, mtime_ns, size, ino, sha) VALUES (?, ?, ?, ?, ?)",
-            (key, *sig, sha),
+            "INSERT INTO files(path, mtime_ns, size, ino, sha, lang) VALUES (?, ?, ?, ?, ?, ?)",
+            (key, *sig, sha, lang),
         )
         self._db.execute(
-            "INSERT INTO fts(rowid, path, name, description, body) VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO fts(rowid, path, name, description, body, norm) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 cur.lastrowid,
-                augment(path_words(key)),
+                augment(words),
                 augment(fields.name),
                 augment(fields.description),
                 augment(fields.body),
+                langs.normalized(text, lang),
             ),
         )
+
+    def languages(self) -> dict[str, int]:
+        """How many indexed memories are in each language (:func:`teamsync.recall.langs.detect`)."""
+        rows = self._db.execute("SELECT lang, count(*) FROM files GROUP BY lang")
+        return {str(lang): int(n) for lang, n in rows}
 
     def files(self) -> list[tuple[int, str, str]]:
         """Every indexed memory as ``(rowid, path, content sha256)``."""
@@ -237,7 +247,7 @@ class LexicalIndex:
         memory shares returns nothing rather than the five least bad memories;
         ``floor=None`` is plain bm25 (the bench's baseline).
         """
-        terms = query_terms(query)
+        terms = query_units(query)
         if not terms or limit <= 0:
             return []
         terms = terms[:MAX_QUERY_TERMS]
@@ -256,7 +266,7 @@ class LexicalIndex:
             Hit(
                 paths[r],
                 round(s, 4),
-                matched.get(r, ()) if explain else (),
+                tuple(u.text for u in matched.get(r, ())) if explain else (),
                 round(cover.get(r, 1.0), 4),
             )
             for r, s in kept
@@ -265,7 +275,7 @@ class LexicalIndex:
 
     def candidates(self, query: str, depth: int = CANDIDATES) -> list[Hit]:
         """The bm25 candidates for hybrid fusion: every match up to ``depth``, with coverage."""
-        terms = query_terms(query)[:MAX_QUERY_TERMS]
+        terms = query_units(query)[:MAX_QUERY_TERMS]
         if not terms:
             return []
         best = sorted(self._rank(terms, depth).items(), key=lambda item: (-item[1], item[0]))
@@ -273,13 +283,18 @@ class LexicalIndex:
         cover = self.coverage(terms, matched)
         paths = self._paths([r for r, _ in best])
         return [
-            Hit(paths[r], round(s, 4), matched.get(r, ()), round(cover.get(r, 0.0), 4))
+            Hit(
+                paths[r],
+                round(s, 4),
+                tuple(u.text for u in matched.get(r, ())),
+                round(cover.get(r, 0.0), 4),
+            )
             for r, s in best
             if r in paths
         ]
 
     def coverage(
-        self, terms: Sequence[str], matched: dict[int, tuple[str, ...]]
+        self, terms: Sequence[Unit], matched: dict[int, tuple[Unit, ...]]
     ) -> dict[int, float]:
         """Per memory: the idf weight of the query terms it matches over the query's total.
 
@@ -292,16 +307,16 @@ class LexicalIndex:
         whole = sum(weights.values()) or 1.0
         return {r: sum(weights.get(t, 0.0) for t in found) / whole for r, found in matched.items()}
 
-    def _idf(self, term: str, total_docs: int) -> float:
-        expression = match_expression([term])
+    def _idf(self, term: Unit, total_docs: int) -> float:
+        expression = term.expression
         if not expression:
             return 0.0
         row = self._db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (expression,))
         df = int(row.fetchone()[0])
         return math.log(1.0 + (total_docs - df + 0.5) / (df + 0.5))
 
-    def _rank(self, terms: Sequence[str], limit: int) -> dict[int, float]:
-        expression = match_expression(terms)
+    def _rank(self, terms: Sequence[Unit], limit: int) -> dict[int, float]:
+        expression = " OR ".join(f"({t.expression})" for t in terms if t.expression)
         if not expression:
             return {}
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
@@ -317,7 +332,9 @@ class LexicalIndex:
         sql = f"SELECT id, path FROM files WHERE id IN ({marks})"
         return dict(self._db.execute(sql, rowids).fetchall())
 
-    def _matched_terms(self, rowids: list[int], terms: Sequence[str]) -> dict[int, tuple[str, ...]]:
+    def _matched_terms(
+        self, rowids: list[int], terms: Sequence[Unit]
+    ) -> dict[int, tuple[Unit, ...]]:
         """Which of ``terms`` each of ``rowids`` matches (in the order of ``terms``).
 
         Each term's matches are read whole and intersected here: at 10,000
@@ -325,11 +342,11 @@ class LexicalIndex:
         ``rowid IN (...)`` over 200 candidates, and the same answer.
         """
         wanted = set(rowids)
-        found: dict[int, list[str]] = {}
+        found: dict[int, list[Unit]] = {}
         if not wanted:
             return {}
         for term in terms:
-            expr = match_expression([term])
+            expr = term.expression
             if not expr:
                 continue
             for (rowid,) in self._db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (expr,)):

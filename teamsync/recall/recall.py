@@ -42,7 +42,7 @@ from teamsync.memdir.freshness import (
 )
 from teamsync.memdir.headers import MemoryHeader, scan_headers
 from teamsync.memdir.paths import working_memory_dir
-from teamsync.recall import llm
+from teamsync.recall import llm, models
 from teamsync.recall.drift import Checkout, drift_reasons
 from teamsync.recall.lexical import FLOOR, default_cache_path, lexical_search
 
@@ -207,16 +207,32 @@ def _lexical_picks(
 
 def _hybrid_picks(settings: Settings, memdir: Path, query: str, limit: int) -> list[Pick]:
     from teamsync.recall.hybrid import hybrid_search
-    from teamsync.recall.vectors import default_vectors_path
 
+    model, cache, vectors = hybrid_paths(settings, memdir)
     hits = hybrid_search(
         memdir,
         query,
         limit,
-        cache_path=default_cache_path(settings.cache_dir, memdir),
-        vectors_path=default_vectors_path(settings.state_dir, memdir),
+        cache_path=cache,
+        vectors_path=vectors,
+        encoder=models.encoder(model),
     )
     return [Pick(h.path, round(h.score, 4), h.why) for h in hits]
+
+
+def hybrid_paths(settings: Settings, memdir: Path) -> tuple[str, Path, Path]:
+    """The directory's model (by the languages of its memories), FTS cache and vector cache."""
+    from teamsync.recall.lexical import LexicalIndex
+    from teamsync.recall.vectors import default_vectors_path
+
+    cache = default_cache_path(settings.cache_dir, memdir)
+    index = LexicalIndex(memdir, cache)
+    try:
+        index.refresh()
+        model = models.choose(index.languages())
+    finally:
+        index.close()
+    return model, cache, default_vectors_path(settings.state_dir, memdir, model)
 
 
 def _offline(
@@ -303,6 +319,54 @@ def _recalled(
         stale_reasons=tuple(reasons),
         why=pick.why,
     )
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """What :func:`warm` did."""
+
+    model: str | None
+    """the embedding model the directory uses (None: no model installed, lexical only)"""
+    memories: int
+    reread: int
+    embedded: int
+    seconds: float
+
+
+def warm(settings: Settings) -> Warmed:
+    """Build or bring up to date both caches of the memory directory, so a query waits for neither.
+
+    Incremental like a query's refresh (only new or changed memories are read and embedded),
+    batched (the encoders embed the whole batch at once, sorted by length); run by
+    ``teamsync recall --warm`` and, in the background, after a pull.
+    """
+    from teamsync.recall import embed
+    from teamsync.recall.lexical import LexicalIndex
+
+    memdir = working_memory_dir(settings)
+    if not memdir.is_dir():
+        raise ConfigError(
+            f"memory directory {memdir} does not exist; pass --dir or set TEAMSYNC_DIR"
+        )
+    start = time.perf_counter()
+    if not embed.available():
+        index = LexicalIndex(memdir, default_cache_path(settings.cache_dir, memdir))
+        try:
+            changed = index.refresh()
+            count = len(index)
+        finally:
+            index.close()
+        return Warmed(None, count, changed, 0, time.perf_counter() - start)
+    from teamsync.recall.hybrid import HybridIndex
+
+    model, cache, vectors = hybrid_paths(settings, memdir)
+    hybrid = HybridIndex(memdir, cache, vectors, encoder=models.encoder(model))
+    try:
+        changed, embedded = hybrid.refresh()
+        count = len(hybrid.lexical)
+    finally:
+        hybrid.close()
+    return Warmed(model, count, changed, embedded, time.perf_counter() - start)
 
 
 def recall(

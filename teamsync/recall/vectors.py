@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from teamsync.recall.embed import MAX_TOKENS, MODEL_NAME, file_sha256
 
+MINILM_FILES = ("model.safetensors", "tokenizer.json")
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -33,9 +35,11 @@ RECIPE = 1
 """Bump when the text handed to the model changes (see :func:`embed_text`)."""
 
 
-def default_vectors_path(state_dir: Path, memdir: Path) -> Path:
+def default_vectors_path(state_dir: Path, memdir: Path, model: str = MODEL_NAME) -> Path:
+    """The vector cache of ``memdir`` for ``model`` (one file per model: switching is free)."""
     digest = hashlib.sha256(str(memdir.resolve()).encode("utf-8")).hexdigest()[:16]
-    return state_dir / "recall" / f"vectors-{digest}.sqlite"
+    suffix = "" if model == MODEL_NAME else f"-{model}"
+    return state_dir / "recall" / f"vectors-{digest}{suffix}.sqlite"
 
 
 def embed_text(name: str, description: str, body: str) -> str:
@@ -47,18 +51,21 @@ def embed_text(name: str, description: str, body: str) -> str:
 class VectorStore:
     """Vectors keyed by content checksum, for one memory directory."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, model: str = MODEL_NAME, files: tuple[str, ...] = MINILM_FILES
+    ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.files = files
+        tag = f"{MODEL_NAME}/{RECIPE}/{MAX_TOKENS}" if model == MODEL_NAME else f"{model}/{RECIPE}"
         try:
-            self._db = self._init(sqlite3.connect(path, timeout=10))
+            self._db = self._init(sqlite3.connect(path, timeout=10), tag)
         except sqlite3.DatabaseError:  # a corrupt cache is only a cache
             path.unlink(missing_ok=True)
-            self._db = self._init(sqlite3.connect(path, timeout=10))
+            self._db = self._init(sqlite3.connect(path, timeout=10), tag)
 
     @staticmethod
-    def _init(db: sqlite3.Connection) -> sqlite3.Connection:
-        tag = f"{MODEL_NAME}/{RECIPE}/{MAX_TOKENS}"
+    def _init(db: sqlite3.Connection, tag: str) -> sqlite3.Connection:
         db.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
         row = db.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
         if row is None or row[0] != tag:
@@ -81,12 +88,12 @@ class VectorStore:
     def verified(self, folder: Path) -> bool:
         """Whether the model files at ``folder`` (same size and mtime) were checksummed already."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'verified'").fetchone()
-        return row is not None and row[0] == _stamp(folder)
+        return row is not None and row[0] == _stamp(folder, self.files)
 
     def mark_verified(self, folder: Path) -> None:
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('verified', ?)", (_stamp(folder),)
+                "INSERT OR REPLACE INTO meta VALUES ('verified', ?)", (_stamp(folder, self.files),)
             )
 
     def update(
@@ -165,9 +172,9 @@ def _list_digest(shas: list[str]) -> str:
     return hashlib.sha256("\n".join(shas).encode("ascii", errors="replace")).hexdigest()
 
 
-def _stamp(folder: Path) -> str:
+def _stamp(folder: Path, files: tuple[str, ...]) -> str:
     parts = []
-    for name in ("model.safetensors", "tokenizer.json"):
+    for name in files:
         st = (folder / name).stat()
         parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
     return f"{folder}|" + "|".join(parts)

@@ -37,8 +37,8 @@ from starlette.requests import ClientDisconnect
 from teamsync._version import __version__
 from teamsync.errors import ServerError, UsageError
 from teamsync.limits import BATCH_BYTES
-from teamsync.server import models
-from teamsync.server.checks import Refusal, check_put, write_reply
+from teamsync.server import memstores, models
+from teamsync.server.checks import Refusal, Screened, screen_put, write_reply
 from teamsync.server.limits import (
     HISTORY_PAGE,
     MAX_HISTORY_PAGE,
@@ -53,7 +53,14 @@ from teamsync.server.limits import (
 )
 from teamsync.server.storage import Storage, TokenRecord, WriteRequest, open_storage
 from teamsync.server.tokens import verify_token
-from teamsync.wire import CAPABILITIES_PATH, CAPS_HEADER, ENTRIES_PATH, HISTORY_PATH, PATH
+from teamsync.wire import (
+    CAPABILITIES_PATH,
+    CAPS_HEADER,
+    EMPTY_CHECKSUM,
+    ENTRIES_PATH,
+    HISTORY_PATH,
+    PATH,
+)
 
 log = logging.getLogger("teamsync.server")
 EXTENSIONS = (
@@ -158,6 +165,7 @@ def create_app(config: ServerConfig, *, storage: Storage | None = None) -> FastA
     _install_handlers(app)
     _read_routes(app, store, config)
     _write_route(app, store, config)
+    memstores.install(app, store, config)
     return app
 
 
@@ -236,7 +244,12 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         return await run_in_threadpool(_entries, store, norm, wanted, caps)
 
     @app.get(CAPABILITIES_PATH, response_model=models.Capabilities)
-    async def capabilities() -> dict[str, Any]:
+    async def capabilities(creds: Creds) -> dict[str, Any]:
+        scope = None
+        if creds is not None and creds.scheme.lower() == "bearer":
+            record = await run_in_threadpool(verify_token, store, creds.credentials)
+            if record is not None:  # the caller's own scope; an unknown token learns nothing
+                scope = {"repo": record.repo, "read_only": record.read_only}
         limits = {
             "max_entries": config.max_entries,
             "max_entry_bytes": config.max_entry_bytes,
@@ -248,6 +261,7 @@ def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
             "version": __version__,
             "extensions": list(EXTENSIONS),
             "limits": limits,
+            **({"token": scope} if scope is not None else {}),
         }
 
     @app.get("/healthz", include_in_schema=False)
@@ -305,10 +319,20 @@ def _get(
     etag["ETag"] = f'"{h.checksum}"'
     stamps = {k: iso(v) for k, v in state.updated_at.items()}
     common = {"checksum": h.checksum, "version": h.version, "lastModified": iso(h.last_modified)}
+    gone = {k: round(t * 1000) for k, t in store.tombstones(repo).items()}
     if view == "hashes":
-        body = {**common, "entryChecksums": dict(state.checksums), "entryLastModified": stamps}
+        body = {
+            **common,
+            "entryChecksums": dict(state.checksums),
+            "entryLastModified": stamps,
+            "deletedEntries": gone,
+        }
     else:
-        content = {"entries": dict(state.entries or {}), "entryChecksums": dict(state.checksums)}
+        content = {
+            "entries": dict(state.entries or {}),
+            "entryChecksums": dict(state.checksums),
+            "deletedEntries": gone,
+        }
         body = {"repo": repo, **common, "content": content, "entryLastModified": stamps}
     return JSONResponse(body, headers=etag)
 
@@ -387,20 +411,28 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         body = _parse_body(raw)
         if isinstance(body, Refusal):
             return JSONResponse(body.body, status_code=body.status)
-        refusal = await run_in_threadpool(check_put, body, config, norm)
-        if refusal is not None:
-            log.info("PUT repo=%s token=%s refused %s", norm, auth.id, refusal.status)
-            return JSONResponse(refusal.body, status_code=refusal.status)
+        screened = await run_in_threadpool(screen_put, _with_soft_deletes(body), config, norm)
+        if isinstance(screened, Refusal):
+            log.info("PUT repo=%s token=%s refused %s", norm, auth.id, screened.status)
+            return JSONResponse(screened.body, status_code=screened.status)
         return await run_in_threadpool(
             _write,
             store,
             config,
             norm,
             auth,
-            body,
+            screened,
             parse_etags(if_match),
             parse_etags(if_none_match),
         )
+
+
+def _with_soft_deletes(body: models.PutBody) -> models.PutBody:
+    """Claude Code's ``soft_delete_keys`` are deletes (a tombstone each, kept in history)."""
+    if not body.soft_delete_keys:
+        return body
+    merged = list(dict.fromkeys([*body.deletes, *body.soft_delete_keys]))
+    return body.model_copy(update={"deletes": merged, "soft_delete_keys": []})
 
 
 def _write(
@@ -408,10 +440,13 @@ def _write(
     config: ServerConfig,
     repo: str,
     auth: TokenRecord,
-    body: models.PutBody,
+    screened: Screened,
     if_match: list[str],
     if_none_match: list[str],
 ) -> Response:
+    body, refused = screened.body, screened.refused
+    if refused and not body.entries and not body.deletes:
+        return _refused_all(store, repo, auth, refused)
     req = WriteRequest(
         upserts=body.entries,
         deletes=body.deletes,
@@ -424,16 +459,36 @@ def _write(
     )
     result = store.write(repo, req, time.time())
     reply = write_reply(result)
+    if reply.status == 200:
+        reply.body["rejectedEntries"] = refused
     log.info(
-        "PUT repo=%s token=%s upserts=%d deletes=%d -> %d",
+        "PUT repo=%s token=%s upserts=%d deletes=%d refused=%d -> %d",
         repo,
         auth.id,
         len(req.upserts),
         len(req.deletes),
+        len(refused),
         reply.status,
     )
     headers = {"ETag": f'"{reply.body["checksum"]}"'} if reply.status == 200 else None
     return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+
+
+def _refused_all(
+    store: Storage, repo: str, auth: TokenRecord, refused: list[dict[str, Any]]
+) -> Response:
+    """Every entry refused: nothing is written (no empty store created); 200 names them all."""
+    head = store.head(repo)
+    check = head.checksum if head is not None else EMPTY_CHECKSUM
+    body = {
+        "checksum": check,
+        "lastModified": iso(head.last_modified if head is not None else 0.0),
+        "version": head.version if head is not None else 0,
+        "changedKeys": [],
+        "rejectedEntries": refused,
+    }
+    log.info("PUT repo=%s token=%s refused=%d -> 200", repo, auth.id, len(refused))
+    return JSONResponse(body, headers={"ETag": f'"{check}"'})
 
 
 def _claimed_times(raw: dict[str, str] | None, entries: dict[str, str]) -> dict[str, float]:

@@ -1,11 +1,16 @@
 """Defence in depth on every PUT: the same gates as the client, run again.
 
-Order: keys (the shared validator, memory files only, no key both upserted and
-deleted, no two upserted keys that collide after NFKC + case folding or where
-one is the other's folder; a delete may fold like an upsert, which is a
-case-only rename), checksum syntax,
-contents (valid UTF-8, no NUL, at most ``max_entry_bytes``), then the secret
-scanner. Refusals name keys, rules and fingerprints, never content.
+Order: keys (the shared validator, memory files only: ``*.md`` and, as Claude
+Code 2.1.197 syncs them, ``*.txt``), checksum syntax, contents (valid UTF-8, no
+NUL, at most ``max_entry_bytes``), then the secret scanner. Those gates judge
+one entry at a time: :func:`screen_put` takes a refused entry out of the batch
+and reports it (``rejectedEntries`` in the 200 answer), so one bad file never
+stops the rest from being shared (Claude Code stops all pushes after a 4xx).
+What is wrong with the request as a whole stays a refusal of the whole
+request: a key both upserted and deleted, two upserted keys that collide after
+NFKC + case folding or where one is the other's folder (a delete may fold like
+an upsert, which is a case-only rename), a malformed ``baseChecksums`` value.
+Refusals name keys, rules and fingerprints, never content.
 """
 
 from __future__ import annotations
@@ -34,45 +39,104 @@ class Reply:
 Refusal = Reply
 
 
-def check_put(body: PutBody, config: ServerConfig, repo: str | None = None) -> Refusal | None:
-    """The first gate ``body`` fails, as an HTTP refusal; None when all pass.
+LEGACY_SUFFIXES = (".md", ".txt")
+"""What a legacy PUT may store: Claude Code 2.1.197 syncs ``*.md`` and ``*.txt`` files."""
 
-    Inline allow comments in an entry do not count (the writer could add them);
-    only the operator's allowlist for ``repo`` (``teamsync serve --allowlist``) does.
+
+@dataclass(frozen=True)
+class Screened:
+    """A PUT after the per-entry gates: what may be stored, and what was refused."""
+
+    body: PutBody
+    refused: list[dict[str, Any]]
+    """One ``{"key", "reason", "error_code"[, "findings"]}`` per refused entry."""
+
+
+def screen_put(body: PutBody, config: ServerConfig, repo: str | None = None) -> Screened | Refusal:
+    """The entries of ``body`` that pass every gate, and the refused ones with why.
+
+    A refusal of the whole request (:class:`Reply`) only for what is wrong with
+    the request itself (see the module docstring). Inline allow comments in an
+    entry do not count (the writer could add them); only the operator's
+    allowlist for ``repo`` (``teamsync serve --allowlist``) does.
     """
-    return (
-        _check_keys(body)
-        or _check_checksums(body)
-        or _check_contents(body, config)
-        or (_check_secrets(body, config.allowed(repo)))
+    refused: dict[str, dict[str, Any]] = {}
+    for key, reason in _key_problems(body).items():
+        refused[key] = {
+            "key": _echo(key),
+            "reason": reason,
+            "error_code": "team_memory_invalid_key",
+        }
+    entries = {k: v for k, v in body.entries.items() if k not in refused}
+    whole = _check_request(body, entries) or _check_checksums(body)
+    if whole is not None:
+        return whole
+    for key, item in _content_problems(entries, config).items():
+        refused[key] = item
+    entries = {k: v for k, v in entries.items() if k not in refused}
+    for key, item in _secret_problems(entries, config.allowed(repo)).items():
+        refused[key] = item
+    clean = body.model_copy(
+        update={
+            "entries": {k: v for k, v in entries.items() if k not in refused},
+            "deletes": [k for k in body.deletes if k not in refused],
+            "baseChecksums": (
+                None
+                if body.baseChecksums is None
+                else {k: v for k, v in body.baseChecksums.items() if k not in refused}
+            ),
+        }
     )
+    return Screened(clean, [refused[k] for k in sorted(refused)])
 
 
-def _check_keys(body: PutBody) -> Refusal | None:
+def check_put(body: PutBody, config: ServerConfig, repo: str | None = None) -> Refusal | None:
+    """The whole-request view of :func:`screen_put`: the first refusal, or None when all pass."""
+    screened = screen_put(body, config, repo)
+    if isinstance(screened, Reply):
+        return screened
+    if not screened.refused:
+        return None
+    first = screened.refused[0]
+    code = str(first["error_code"])
+    status = 413 if code == "team_memory_entry_too_large" else 422
+    msg = f"{len(screened.refused)} entr(y/ies) refused: {first['reason']}"
+    return Refusal(status, error_body(code, msg, keys=screened.refused))
+
+
+def _key_problems(body: PutBody) -> dict[str, str]:
     keys = set(body.entries) | set(body.deletes) | set(body.baseChecksums or {})
-    bad = []
+    bad: dict[str, str] = {}
     for key in sorted(keys):
         secret = name_findings(key) if isinstance(key, str) else []
         reason = key_problem(key)
         if secret:  # a key that holds a secret: refused by rule, never echoed
             rules = ", ".join(sorted({f.rule for f in secret}))
             reason = f"the key holds a likely secret ({rules}); name the file for its topic"
-        elif reason is None and not is_memory_key(key):
-            reason = "not a memory file (only *.md keys are stored)"
+        elif reason is None and not is_stored_key(key):
+            reason = "not a memory file (only *.md and *.txt keys are stored)"
         if reason is not None:
-            bad.append({"key": _echo(key), "reason": reason})
-    if bad:
-        return Refusal(
-            422, error_body("team_memory_invalid_key", f"{len(bad)} key(s) rejected", keys=bad)
-        )
+            bad[key] = reason
+    return bad
+
+
+def is_stored_key(key: str) -> bool:
+    """A memory file (``*.md``) or a text file Claude Code syncs (``*.txt``)."""
+    if is_memory_key(key):
+        return True
+    name = key.rsplit("/", 1)[-1]
+    return name.endswith(".txt") and len(name) > len(".txt")
+
+
+def _check_request(body: PutBody, entries: dict[str, str]) -> Refusal | None:
     both = sorted(set(body.entries) & set(body.deletes))
     if both:
         msg = "a key cannot be upserted and deleted in one request"
         return Refusal(422, error_body("team_memory_invalid_body", msg, keys=both))
     # Upserts must not clash with each other. A delete may share an upsert's folded
     # name: that is a case- or normalisation-only rename (Deploy.md -> deploy.md).
-    groups: list[list[str]] = find_collisions(body.entries)
-    groups += [list(pair) for pair in find_prefix_clashes(body.entries)]
+    groups: list[list[str]] = find_collisions(entries)
+    groups += [list(pair) for pair in find_prefix_clashes(entries)]
     if groups:
         msg = (
             "keys differ only by case or Unicode normalization, "
@@ -99,46 +163,50 @@ def _check_checksums(body: PutBody) -> Refusal | None:
     return None
 
 
-def _check_contents(body: PutBody, config: ServerConfig) -> Refusal | None:
-    for key in sorted(body.entries):
-        text = body.entries[key]
+def _content_problems(entries: dict[str, str], config: ServerConfig) -> dict[str, dict[str, Any]]:
+    bad: dict[str, dict[str, Any]] = {}
+    for key in sorted(entries):
+        text = entries[key]
         try:
             size = len(text.encode("utf-8"))
         except UnicodeEncodeError:
-            msg = f"{key}: not valid UTF-8 text (lone surrogate)"
-            return Refusal(422, error_body("team_memory_invalid_content", msg, key=key))
+            reason = "not valid UTF-8 text (lone surrogate)"
+            bad[key] = {"key": key, "reason": reason, "error_code": "team_memory_invalid_content"}
+            continue
         if "\x00" in text:
-            msg = f"{key}: contains NUL; memory files are text"
-            return Refusal(422, error_body("team_memory_invalid_content", msg, key=key))
-        if size > config.max_entry_bytes:
-            msg = f"{key}: {size} bytes, over the {config.max_entry_bytes}-byte entry limit"
-            return Refusal(
-                413,
-                error_body(
-                    "team_memory_entry_too_large",
-                    msg,
-                    key=key,
-                    entry_bytes=size,
-                    max_entry_bytes=config.max_entry_bytes,
-                ),
-            )
-    return None
+            reason = "contains NUL; memory files are text"
+            bad[key] = {"key": key, "reason": reason, "error_code": "team_memory_invalid_content"}
+        elif size > config.max_entry_bytes:
+            bad[key] = {
+                "key": key,
+                "reason": f"{size} bytes, over the {config.max_entry_bytes}-byte entry limit",
+                "error_code": "team_memory_entry_too_large",
+                "entry_bytes": size,
+                "max_entry_bytes": config.max_entry_bytes,
+            }
+    return bad
 
 
-def _check_secrets(body: PutBody, allowed: frozenset[str] = frozenset()) -> Refusal | None:
+def _secret_problems(
+    entries: dict[str, str], allowed: frozenset[str] = frozenset()
+) -> dict[str, dict[str, Any]]:
     from teamsync.security.secrets import scan_text
 
-    findings = []
-    for key in sorted(body.entries):
-        for f in scan_text(body.entries[key], key, baseline=allowed):
-            findings.append(
-                {"key": key, "line": f.line, "rule": f.rule, "fingerprint": f.fingerprint}
-            )
-    if not findings:
-        return None
-    named = ", ".join(sorted({f"{f['key']} ({f['rule']}, line {f['line']})" for f in findings}))
-    msg = f"refused: likely secret in {named}; remove it and push again"
-    return Refusal(422, error_body("team_memory_secret_detected", msg, findings=findings))
+    bad: dict[str, dict[str, Any]] = {}
+    for key in sorted(entries):
+        found = [
+            {"line": f.line, "rule": f.rule, "fingerprint": f.fingerprint}
+            for f in scan_text(entries[key], key, baseline=allowed)
+        ]
+        if found:
+            named = ", ".join(sorted({f"{f['rule']}, line {f['line']}" for f in found}))
+            bad[key] = {
+                "key": key,
+                "reason": f"refused: likely secret ({named}); remove it and push again",
+                "error_code": "team_memory_secret_detected",
+                "findings": found,
+            }
+    return bad
 
 
 def write_reply(result: WriteOk | WriteRefused) -> Reply:

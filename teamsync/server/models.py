@@ -9,13 +9,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class PutBody(BaseModel):
-    """PUT body. ``entries`` is Claude Code's; ``deletes`` and ``baseChecksums`` are
-    teamsync extensions that a plain client never sends."""
+    """PUT body. ``entries`` and ``soft_delete_keys`` are Claude Code's; ``deletes`` and
+    ``baseChecksums`` are teamsync extensions that a plain client never sends."""
 
     model_config = ConfigDict(extra="ignore")
 
     entries: dict[str, str] = Field(default_factory=dict)
     deletes: list[str] = Field(default_factory=list)
+    soft_delete_keys: list[str] = Field(default_factory=list)
+    """Claude Code 2.1.197's deletes: stored as tombstones, listed in ``deletedEntries``."""
     baseChecksums: dict[str, str | None] | None = None  # noqa: N815 - wire name
     entryModified: dict[str, str] | None = None  # noqa: N815 - extension: first-share times
 
@@ -23,6 +25,8 @@ class PutBody(BaseModel):
 class Content(BaseModel):
     entries: dict[str, str]
     entryChecksums: dict[str, str]  # noqa: N815
+    deletedEntries: dict[str, int] = Field(default_factory=dict)  # noqa: N815
+    """key -> when it was deleted (milliseconds since the epoch), as Claude Code reads it."""
 
 
 class FullView(BaseModel):
@@ -40,6 +44,7 @@ class HashesView(BaseModel):
     lastModified: str  # noqa: N815
     entryChecksums: dict[str, str]  # noqa: N815
     entryLastModified: dict[str, str]  # noqa: N815 - extension
+    deletedEntries: dict[str, int] = Field(default_factory=dict)  # noqa: N815
 
 
 class DeltaView(BaseModel):
@@ -76,6 +81,8 @@ class PutResult(BaseModel):
     lastModified: str  # noqa: N815
     version: int
     changedKeys: list[str]  # noqa: N815 - extension
+    rejectedEntries: list[dict[str, Any]] = Field(default_factory=list)  # noqa: N815
+    """The entries this PUT did not store, each with its key, reason and error code."""
 
 
 class HistoryEntry(BaseModel):
@@ -100,11 +107,19 @@ class Limits(BaseModel):
     batch_bytes: int
 
 
+class TokenScope(BaseModel):
+    repo: str
+    read_only: bool
+
+
 class Capabilities(BaseModel):
     server: str
     version: str
     extensions: list[str]
     limits: Limits
+    token: TokenScope | None = Field(
+        default=None, description="the calling token's scope, when the request carries a valid one"
+    )
 
 
 class ErrorDetails(BaseModel):

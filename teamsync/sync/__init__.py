@@ -7,4 +7,5 @@ from __future__ import annotations
 BACKENDS: dict[str, str] = {
     "git": "teamsync.sync.git:GitBackend",
     "rest": "teamsync.sync.rest:RestBackend",
+    "memstore": "teamsync.sync.memstore:MemstoreBackend",
 }

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from teamsync.errors import SecurityError, SyncError, TeamsyncError
-from teamsync.memdir.format import INDEX_NAME
+from teamsync.errors import MemoryFormatError, SecurityError, SyncError, TeamsyncError
+from teamsync.memdir.format import INDEX_NAME, parse_memory
 from teamsync.memdir.freshness import content_time, record_changes
+from teamsync.memdir.lint import backup_index
 from teamsync.security.fs import SafeDir, WriteBatch
 from teamsync.security.guard import guard_many, guard_write, scanner_identity
 from teamsync.security.keys import clashes_with, fold_key
 from teamsync.sync.base import Applied, ChangeSet, checksum
-from teamsync.sync.local import fix_index, read_memory
+from teamsync.sync.indexmerge import merge_index
+from teamsync.sync.indexview import IndexView, view_of
+from teamsync.sync.local import LocalTree, fix_index, read_memory
 from teamsync.sync.merge import merge3, union_lines
 from teamsync.sync.plan import (
     ADOPT,
@@ -68,6 +71,12 @@ class Applier:
         self.team, self.state, self.report = team, state, report
         self.allowlist, self.progress = allowlist, progress
         self.who, self.now, self.freshness_dir = who, now, freshness_dir
+        self.index: IndexView | None = None
+        """This round's view of ``MEMORY.md`` while files are held back here (else None)."""
+        self.held: frozenset[str] = frozenset()
+        """Keys held back here this round that the remote lacks (their index lines stay here)."""
+        self._refused: dict[tuple[str, str], TeamsyncError] = {}
+        """(key, checksum) -> why the gate refused that text, this run (scanned once)."""
 
     # -- reporting ------------------------------------------------------------------
     def reject(self, key: str, reason: str, *, held: bool = False) -> None:
@@ -105,6 +114,18 @@ class Applier:
                 )
         return [s for s in steps if s.action in (ADOPT, FORGET)]
 
+    def hold_held_merges(self, steps: list[Step]) -> list[Step]:
+        """Hold a merge whose local side the gate refused, without fetching the remote side:
+        both the merge and a conflict copy would carry the local text."""
+        out = []
+        for s in steps:
+            problem = self._refused.get((s.key, s.local or "")) if s.action == MERGE else None
+            if problem is None:
+                out.append(s)
+            else:
+                self.reject(s.key, f"conflict not resolved: {gate_reason(problem)}", held=True)
+        return out
+
     def hold_clashes(self, steps: list[Step], remote_keys: Iterable[str]) -> list[Step]:
         """Hold back pushes of keys the remote cannot hold beside the keys it has.
 
@@ -131,12 +152,69 @@ class Applier:
 
     # -- incoming -------------------------------------------------------------------
     def _local_text(self, key: str, expect: str | None) -> str | None:
-        """The local text when it still has checksum ``expect`` (else None: skip this round)."""
+        """The local text when it still has checksum ``expect`` (else None: skip this round).
+
+        For the index while files are held back, ``expect`` is the shared view's
+        checksum and the shared view is what is returned (:mod:`teamsync.sync.indexview`).
+        """
         try:
             text = read_memory(self.team, key)
         except (OSError, TeamsyncError):
             return None
+        view = self.index
+        if key == INDEX_NAME and view is not None and expect == view.shared_sum:
+            return view.shared if text == view.full else None
         return text if checksum(text) == expect else None
+
+    def _restored(self, key: str, expect: str | None, text: str) -> str:
+        """``text`` (the shared index written here) with this side's withheld lines back."""
+        view = self.index
+        if key != INDEX_NAME or view is None or expect != view.shared_sum:
+            return text
+        return view.restore(text)
+
+    def view_index(
+        self,
+        local: LocalTree,
+        remote: Mapping[str, str],
+        team_index: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        """Plan this round on the shared view of ``MEMORY.md`` when files are held back here.
+
+        A held file is one this side cannot send: refused by the gate (a secret)
+        or not syncable at all (``local.rejected``). Its entry lines that were
+        never shared stay in the local index and are not sent
+        (:mod:`teamsync.sync.indexview`); ``local.checksums`` gets the shared
+        view's checksum for the index. ``team_index`` gives the remote's index
+        text (asked only when a file is held here).
+        """
+        self.index, self.held = None, frozenset()
+        base = self.state.checksums()
+        texts = {}
+        for key, sum_ in local.checksums.items():
+            if key == INDEX_NAME or sum_ in (remote.get(key), base.get(key)):
+                continue  # the base and the remote never hold a secret: nothing to gate
+            with contextlib.suppress(OSError, TeamsyncError):
+                texts[key] = read_memory(self.team, key)
+        self.held = frozenset(set(local.rejected) | set(self.gate_outgoing(texts)))
+        if not self.held or INDEX_NAME not in local.checksums:
+            return
+        try:
+            full = read_memory(self.team, INDEX_NAME)
+        except (OSError, TeamsyncError):
+            return
+        if checksum(full) != local.checksums[INDEX_NAME]:
+            return  # changed since the scan: the next run sees it
+        if remote.get(INDEX_NAME) is None:
+            theirs = None
+        elif remote.get(INDEX_NAME) == base.get(INDEX_NAME):
+            theirs = self.state.content(INDEX_NAME)
+        else:
+            theirs = team_index()
+        before = (self.state.content(INDEX_NAME) if INDEX_NAME in base else None) or ""
+        self.index = view_of(full, self.held, theirs, remote.keys(), before)
+        if self.index is not None:
+            local.checksums[INDEX_NAME] = self.index.shared_sum
 
     def gate(self, items: Mapping[str, str]) -> dict[str, TeamsyncError]:
         """key -> why its text may not cross (the write guard), for many texts at once.
@@ -150,12 +228,15 @@ class Applier:
             return {}
         identity = scanner_identity()
         sums = {key: checksum(text) for key, text in items.items()}
+        refused: dict[str, TeamsyncError] = {
+            key: self._refused[key, sums[key]] for key in items if (key, sums[key]) in self._refused
+        }
+        items = {key: text for key, text in items.items() if key not in refused}
         known = self.state.vetted(sums.values(), identity) if identity else set()
         todo = [(key, text, sums[key] not in known) for key, text in items.items()]
         progress = self.progress if len(todo) > GATE_CHUNK else None
         if progress is not None:
             progress.start(sum(1 for _, _, scan in todo if scan), "Scanning")
-        refused: dict[str, TeamsyncError] = {}
         for start in range(0, len(todo), GATE_CHUNK):
             chunk = todo[start : start + GATE_CHUNK]
             clean = self._gate_chunk(chunk, refused)
@@ -163,7 +244,24 @@ class Applier:
                 self.state.remember_vetted((sums[key] for key in clean), identity)
             if progress is not None:
                 progress.advance(sum(1 for _, _, scan in chunk if scan))
+        self._refused.update(((key, sums[key]), problem) for key, problem in refused.items())
         return refused
+
+    def gate_outgoing(self, items: Mapping[str, str]) -> dict[str, TeamsyncError]:
+        """:meth:`gate`, and a memory whose frontmatter neither YAML attempt can read is
+        held back too, with its line and column, until it is fixed (Claude Code could
+        not read it either; a teammate would receive a file nothing can parse)."""
+        refused: dict[str, TeamsyncError] = {}
+        for key, text in items.items():
+            if key.rsplit("/", 1)[-1] == INDEX_NAME:
+                continue
+            try:
+                parse_memory(text, key)
+            except MemoryFormatError as exc:
+                refused[key] = MemoryFormatError(
+                    key, f"{exc.message}; fix the frontmatter (`teamsync check`), then sync again"
+                )
+        return {**self.gate({k: t for k, t in items.items() if k not in refused}), **refused}
 
     def _gate_chunk(
         self, chunk: list[tuple[str, str, bool]], refused: dict[str, TeamsyncError]
@@ -223,7 +321,8 @@ class Applier:
                 when = changed_at.get(s.key)
                 if s.action == PULL:
                     base = (checksum(remote), remote)
-                    writes.append(LocalWrite(s.key, PULL, remote, s.local, base, changed_at=when))
+                    text = self._restored(s.key, s.local, remote)
+                    writes.append(LocalWrite(s.key, PULL, text, s.local, base, changed_at=when))
                 else:
                     writes.extend(self._merge(s, remote, when, local, taken))
         return writes
@@ -262,8 +361,12 @@ class Applier:
         # Both sides created the key: an empty side is content too, never "merged" away.
         created_both = s.base is None and not (mine and remote)
         merged = None if created_both else merge3(base_text, mine, remote)
+        if merged is None and s.key == INDEX_NAME and not created_both:
+            merged = self._merge_index(base_text, mine, remote, when)
         if merged is None and s.key.rsplit("/", 1)[-1] == INDEX_NAME:
             merged = union_lines(remote, mine)
+        if merged is not None:
+            merged = self._restored(s.key, s.local, merged)
         new_base = (checksum(remote), remote)
         if merged is not None:
             try:
@@ -289,6 +392,35 @@ class Applier:
             s.key, "conflict", remote, s.local, new_base, changed_at=when, copy=copy
         )
         return [*out, conflict]
+
+    def _merge_index(self, base: str, mine: str, remote: str, when: float | None) -> str:
+        """The entry-aware index merge; an entry both sides edited keeps the later edit,
+        and the other line is recorded (report and a file under the state dir)."""
+        st = self.team.stat(INDEX_NAME)
+        ours_later = st is not None and when is not None and st.st_mtime > when
+        merged, conflicts = merge_index(base, mine, remote, ours_later=ours_later)
+        if not conflicts:
+            return merged
+        record = "\n".join(f"{c.entry}\n  kept: {c.kept}\n  set aside: {c.lost}" for c in conflicts)
+        where = None
+        if self.freshness_dir is not None:
+            with contextlib.suppress(OSError):
+                where = backup_index(
+                    self.freshness_dir / "index-conflicts",
+                    "team/" + INDEX_NAME,
+                    (record + "\n").encode("utf-8"),
+                    self.now,
+                )
+        kept_in = f" (kept in {where})" if where is not None else ""
+        self.report.add(
+            self.report.index_conflicts,
+            [
+                f"{c.entry}: both sides edited its entry; kept the later edit, "
+                f"set aside {c.lost!r}{kept_in}"
+                for c in conflicts
+            ],
+        )
+        return merged
 
     def apply_local(self, writes: Sequence[LocalWrite], progress: Progress | None) -> bool:
         """Apply ``writes`` in durable batches; advance the base after each batch.
@@ -431,17 +563,24 @@ class Applier:
                 pinned, seen_ns=max(st.mtime_ns for _, st, _ in pinned) + RACY_NS + 1
             )
 
-    def fix_index(self, writes: Sequence[LocalWrite], local: Mapping[str, str]) -> bool:
+    def fix_index(
+        self,
+        writes: Sequence[LocalWrite],
+        local: Mapping[str, str],
+        remote_keys: Collection[str] = (),
+    ) -> bool:
         """Fix ``MEMORY.md``'s owned entries when this round changed the files or the index.
 
         Lossless: only entries for new files are added and dead ones removed
         (:func:`teamsync.sync.local.fix_index`); a backup goes to the state dir.
+        A file held back here that the remote lacks gets no entry (its name is not
+        the team's); one the remote has is listed as the remote's file.
         """
         created = {w.key for w in writes if w.touch and w.text is not None and w.key not in local}
         deleted = {w.key for w in writes if w.kind == "delete"}
         if not (created or deleted or any(w.key == INDEX_NAME and w.touch for w in writes)):
             return False
-        keys = (set(local) | created) - deleted
+        keys = (set(local) | created) - deleted - (self.held - set(remote_keys))
         backups = None if self.freshness_dir is None else self.freshness_dir / "index-backups"
         try:
             changed = fix_index(self.team, keys, backups)
@@ -452,6 +591,35 @@ class Applier:
             self.report.add(self.report.written, [INDEX_NAME])
         return changed
 
+    def settle_index(
+        self,
+        local: LocalTree,
+        remote: Mapping[str, str],
+        team_index: Callable[[], str | None] = lambda: None,
+    ) -> bool:
+        """Before a sync sends anything: bring ``MEMORY.md`` in line with the local files.
+
+        The same lossless fix as after a pull (:func:`teamsync.sync.local.fix_index`),
+        so the index a teammate receives already lists what it receives, and no
+        side has an entry to add or remove after the other (the sync settles in one
+        round). Returns True when the index was rewritten (the caller plans again).
+        """
+        if INDEX_NAME not in local.checksums:
+            return False
+        backups = None if self.freshness_dir is None else self.freshness_dir / "index-backups"
+        try:
+            # entries only for what this side brings: the remote's index answers for the rest
+            keys = local.checksums.keys() - self.held - remote.keys()
+            if not fix_index(self.team, keys, backups, present=local.checksums.keys() | remote):
+                return False
+            local.checksums[INDEX_NAME] = checksum(read_memory(self.team, INDEX_NAME))
+        except (OSError, TeamsyncError) as exc:
+            self.reject(INDEX_NAME, f"index not regenerated: {gate_reason(exc)}")
+            return False
+        self.report.add(self.report.written, [INDEX_NAME])
+        self.view_index(local, remote, team_index)
+        return True
+
     # -- outgoing -------------------------------------------------------------------
     def prepare_outgoing(self, steps: Sequence[Step], version: str | None, dry: bool) -> ChangeSet:
         upserts: dict[str, str] = {}
@@ -460,7 +628,7 @@ class Applier:
         modified: dict[str, float] = {}
         mine = {s.key: self._local_text(s.key, s.local) for s in steps if s.action != DELETE_REMOTE}
         sending = {key: text for key, text in mine.items() if text is not None}
-        refused = self.gate(sending)
+        refused = self.gate_outgoing(sending)
         for s in steps:
             if s.action == DELETE_REMOTE:
                 deletes.append(s.key)

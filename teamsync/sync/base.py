@@ -31,6 +31,9 @@ class Snapshot:
     """key -> reason, for remote entries the backend refused to even list (hostile keys)."""
     serial: int | None = None
     """The server's monotonic version counter (REST ``version``), when it sends one."""
+    deleted: Mapping[str, float] = field(default_factory=dict)
+    """key -> POSIX time the remote deleted it, for deletions it still lists (Claude
+    Code's ``deletedEntries``): a local copy older than that is not shared again."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class Applied:
     """key -> checksum now stored, for every key the change touched."""
     serial: int | None = None
     """The server's version counter after the change, when it sends one."""
+    held: Mapping[str, str] = field(default_factory=dict)
+    """key -> why, for upserts the remote refused while storing the rest (they stay
+    local changes, reported as held back)."""
 
 
 @dataclass(frozen=True)

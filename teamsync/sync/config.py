@@ -33,7 +33,7 @@ _DEFAULT_PORTS = {"http": 80, "https": 443, "ssh": 22, "git": 9418}
 @dataclass(frozen=True)
 class SyncConfig:
     backend: str
-    """``git`` or ``rest``."""
+    """``git``, ``rest`` or ``memstore``."""
     url: str
     """Git remote URL/path, or the REST server's base URL."""
     branch: str = DEFAULT_BRANCH
@@ -47,6 +47,12 @@ class SyncConfig:
     memories (0 < share <= 1; 1 turns the guard off); None: the default, 0.25."""
     mass_change_min: int | None = None
     """…but only when at least this many would go (None: the default, 5)."""
+    memory_store: str | None = None
+    """Memory Stores backend: the store's id (``memstore_…``); ``url`` is the API's base
+    URL, empty for the SDK's default (Anthropic's API)."""
+    path_prefix: str | None = None
+    """Memory Stores backend: the folder of the store that ``team/`` mirrors (``/team/``;
+    None: the whole store)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {"version": CONFIG_VERSION, **asdict(self)}
@@ -82,11 +88,16 @@ def load_config(memdir: Path) -> SyncConfig:
         ) from exc
     if (
         not isinstance(data, dict)
-        or data.get("backend") not in ("git", "rest")
+        or data.get("backend") not in ("git", "rest", "memstore")
         or not isinstance(data.get("url"), str)
+        or (data.get("backend") == "memstore" and not isinstance(data.get("memory_store"), str))
     ):
-        raise ConfigError(f"{path}: needs `backend: git|rest` and `url`; re-run `teamsync init`")
-    fields = {k: data[k] for k in ("backend", "url", "branch", "repo", "token_file") if k in data}
+        raise ConfigError(
+            f"{path}: needs `backend: git|rest|memstore` and `url` (and `memory_store` for "
+            "memstore); re-run `teamsync init`"
+        )
+    names = ("backend", "url", "branch", "repo", "token_file", "memory_store", "path_prefix")
+    fields = {k: data[k] for k in names if k in data}
     return SyncConfig(**fields, **_guard_fields(path, data))
 
 
@@ -183,5 +194,9 @@ def remote_identity(config: SyncConfig, cwd: Path | None = None) -> str:
     """The base store's name for ``config``'s remote: backend, normalised URL, branch or repo."""
     if config.backend == "git":
         return f"git:{normalize_url(config.url, cwd)}#{config.branch}"
+    if config.backend == "memstore":
+        where = server_identity(config.url) if config.url else "default"
+        folder = (config.path_prefix or "/").strip("/")
+        return f"memstore:{where}#{config.memory_store}/{folder + '/' if folder else ''}"
     repo = (config.repo or "").strip().lower()
     return f"rest:{server_identity(config.url)}#{repo}"

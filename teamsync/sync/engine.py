@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Literal
 
 from teamsync.errors import ConflictError
+from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
-from teamsync.sync.base import Applied, Backend, Snapshot
+from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot
 from teamsync.sync.guards import Safety, Stop, lost_history, mass_change, restore_plan
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
@@ -42,6 +43,7 @@ from teamsync.sync.renames import follow_renames, redo_renames
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
+from teamsync.sync.tombstones import tombstoned_bases
 
 Mode = Literal["pull", "push", "sync", "status"]
 MAX_ROUNDS = 5
@@ -168,17 +170,34 @@ class _Run:
             self.progress,
         )
         state = applier.state
+        remote = {**snap.rejected, **snap.checksums}  # a refused remote name is taken too
+        early: dict[str, str] = {}
+
+        def team_index() -> str | None:
+            if INDEX_NAME not in early and INDEX_NAME in snap.checksums:
+                early.update(backend.fetch([INDEX_NAME]))
+            return early.get(INDEX_NAME)
+
+        applier.view_index(local, remote, team_index)
         steps = self._plan(snap, local)
         if isinstance(steps, Stop):
             applier.report.stop = steps
             return "stopped"
+        if mode == "sync" and not dry and not local.unknown:
+            if applier.settle_index(local, remote, team_index):
+                steps = self._plan(snap, local)
+                if isinstance(steps, Stop):
+                    applier.report.stop = steps
+                    return "stopped"
         incoming = [s for s in steps if s.action in INCOMING]
         outgoing = applier.hold_clashes(
             [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
         )
+        incoming = applier.hold_held_merges(incoming)
         if mode == "push":
             incoming = applier.hold_merges(incoming)
-        texts = backend.fetch([s.key for s in incoming if s.action in (PULL, MERGE)])
+        wanted = [s.key for s in incoming if s.action in (PULL, MERGE)]
+        texts = {**backend.fetch([k for k in wanted if k not in early]), **early}
         refused: dict[str, str] = getattr(backend, "refused_on_fetch", {})
         applier.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
         writes = applier.prepare_incoming(
@@ -197,18 +216,29 @@ class _Run:
             progress.start(total)
         more = applier.apply_local(writes, progress)
         if not local.unknown:  # an index rebuilt without the unknown folder would drop it
-            more = applier.fix_index(writes, local.checksums) or more
+            more = applier.fix_index(writes, local.checksums, remote.keys()) or more
         mark = RemoteMark(snap.version, snap.serial)
         if changes.upserts or changes.deletes:
             result = backend.apply(changes)
             if not isinstance(result, Applied):
                 return "again"
+            changes = _without_held(applier, changes, result)
             applier.pushed(changes, result)
             mark = RemoteMark(result.version, result.serial)
             if progress is not None:
                 progress.advance(len(changes.upserts) + len(changes.deletes))
         state.set_remote_mark(mark)
         return "more" if more and mode == "sync" else "done"
+
+    def _tombstoned(self, snap: Snapshot, base: dict[str, str], local: LocalTree) -> dict[str, str]:
+        if not snap.deleted:
+            return {}
+
+        def changed_at(key: str) -> float | None:
+            st = self.applier.team.stat(key)
+            return None if st is None else st.st_mtime
+
+        return tombstoned_bases(snap.deleted, base, local.checksums, snap.checksums, changed_at)
 
     def _plan(self, snap: Snapshot, local: LocalTree) -> list[Step] | Stop:
         """The allowed steps of this round, or the guard that stops it."""
@@ -221,11 +251,11 @@ class _Run:
             local.checksums,
             snap.checksums,
             history,
-            skip,
+            skip | self.applier.held,  # a held file's bytes were never shared: no history to ask
             synced_here=lambda key: bool(state.past_checksums(key)),
         )
         report.add(report.recovered, sorted(recovered))
-        plan_base = {**base, **recovered}
+        plan_base = {**base, **recovered, **self._tombstoned(snap, base, local)}
         steps = plan(plan_base, local.checksums, snap.checksums, skip=skip, unknown=local.unknown)
         descends = getattr(self.backend, "descends_from", None)
         lost = lost_history(state.remote_mark(), base, snap, descends, self.where)
@@ -242,3 +272,21 @@ class _Run:
             if stop is not None:
                 return stop
         return steps
+
+
+def _without_held(applier: Applier, changes: ChangeSet, result: Applied) -> ChangeSet:
+    """``changes`` minus the upserts the remote refused; those are reported as held back
+    and stay local changes (the base does not advance for them)."""
+    if not result.held:
+        return changes
+    for key, why in sorted(result.held.items()):
+        applier.reject(key, f"not pushed: the remote refused it: {why}", held=True)
+    kept = {k: v for k, v in changes.upserts.items() if k not in result.held}
+    return ChangeSet(
+        kept,
+        changes.deletes,
+        changes.base_version,
+        changes.base_checksums,
+        changes.message,
+        changes.modified,
+    )

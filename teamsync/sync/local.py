@@ -23,6 +23,7 @@ from teamsync.security.keys import is_memory_key, key_clashes, key_problem
 from teamsync.sync.base import checksum
 from teamsync.sync.plan import is_below
 from teamsync.sync.state import BaseStore, FileStat
+from teamsync.wire import MANIFEST_NAME
 
 NOT_MEMORY = "not a memory file: only *.md files are synced"
 TOO_BIG = f"over the {MAX_MEMORY_BYTES:,}-byte limit for one memory"
@@ -77,6 +78,8 @@ def scan_local(team: SafeDir, state: BaseStore, *, clean: bool = False) -> Local
     started = time.time_ns()
     for item in team.walk():
         key = item.key
+        if key == MANIFEST_NAME and not item.opaque:
+            continue  # Claude Code's mount manifest: bookkeeping, never synced
         problem = item.problem  # walk already checked the key itself
         st = team.stat(key) if problem is None else None
         if problem is None and st is None:
@@ -119,37 +122,37 @@ def _reject_collisions(tree: LocalTree) -> None:
         tree.checksums.pop(key, None)
 
 
-def index_is_consistent(index_text: str, keys: Iterable[str]) -> bool:
-    """Does the index list every memory file and link no missing one?
-
-    Prose links and backtick mentions list a file as entries do; only entry lines
-    (:func:`teamsync.memdir.index.parse_index`) can be dead.
-    """
-    memories = {normalize_target(k) for k in keys if k != INDEX_NAME}
-    linked = {resolve(e.target) for e in parse_index(index_text)} - {None}
-    listed = linked | {resolve(m) for m in mentioned(index_text)}
-    return memories <= listed and linked <= memories
-
-
-def fix_index(team: SafeDir, keys: Iterable[str], backup_dir: Path | None = None) -> bool:
+def fix_index(
+    team: SafeDir,
+    keys: Iterable[str],
+    backup_dir: Path | None = None,
+    *,
+    present: Iterable[str] = (),
+) -> bool:
     """After a sync round, bring ``MEMORY.md`` in line with the files, losslessly.
 
     The index has already been merged three-way like any file; here only the
     entry lines teamsync owns change (:mod:`teamsync.memdir.indexfix`): an entry
-    is added for a memory file it does not list, and a bullet or table-row
-    entry whose every memory link is dead is removed. Every other line (prose,
-    headings, notes, teammates' hook edits) is kept byte for byte. The previous
-    text is kept under ``backup_dir`` first. Returns True when it was rewritten.
+    is added for a memory file of ``keys`` it does not list, and a bullet or
+    table-row entry whose every memory link is dead (not in ``keys``, not in
+    ``present``, not a file here) is removed. Every other line (prose, headings,
+    notes, teammates' hook edits) is kept byte for byte. Only the memories it
+    lists are read. The previous text is kept under ``backup_dir`` first.
+    Returns True when it was rewritten.
     """
     key_list = sorted(k for k in keys if k != INDEX_NAME)
     try:
         text = read_memory(team, INDEX_NAME)
     except FileNotFoundError:
         return False
-    if index_is_consistent(text, key_list):
+    linked = {resolve(e.target) for e in parse_index(text)} - {None}
+    listed = linked | {resolve(m) for m in mentioned(text)}
+    missing = [k for k in key_list if resolve(k) not in listed]
+    known = {normalize_target(k) for k in key_list} | {normalize_target(k) for k in present}
+    if not missing and linked <= known:
         return False
     memories: dict[str, Memory] = {}
-    for key in key_list:
+    for key in missing:
         try:
             body = read_memory(team, key)
         except (FileNotFoundError, TeamsyncError):
@@ -160,8 +163,8 @@ def fix_index(team: SafeDir, keys: Iterable[str], backup_dir: Path | None = None
             stem = key.rsplit("/", 1)[-1].removesuffix(".md")
             memories[key] = Memory(name=stem, description=None, type=None, body=body)
     # A link to a file that exists but does not sync (too big, a refused name) is not dead.
-    present = {normalize_target(k) for k in key_list} | {item.key for item in team.walk()}
-    new = fix_index_text(text, memories, present=present).text
+    here = known | {item.key for item in team.walk()}
+    new = fix_index_text(text, memories, present=here).text
     if new == text:
         return False
     if backup_dir is not None:

@@ -93,6 +93,9 @@ class SyncReport:
     renamed: list[str] = field(default_factory=list)
     """``"old -> new"``: a local file moved to the spelling the remote uses for it (a
     teammate's case-only rename, or one memory created under two spellings)."""
+    index_conflicts: list[str] = field(default_factory=list)
+    """One line per ``MEMORY.md`` entry both sides edited: the later edit was kept, and
+    the other is named here and kept in the state dir (:mod:`teamsync.sync.indexmerge`)."""
     version: str | None = None
 
     def exit_code(self) -> int:
@@ -113,6 +116,7 @@ class SyncReport:
             "stopped": None if self.stop is None else self.stop.to_json(),
             "recovered": self.recovered,
             "renamed": [_shown(r) for r in self.renamed],
+            "index_conflicts": self.index_conflicts,
             "dry_run": self.dry_run,
         }
 

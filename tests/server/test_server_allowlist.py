@@ -17,7 +17,7 @@ from teamsync.security.secrets import scan_text
 from teamsync.server.app import create_app
 from teamsync.server.limits import ServerConfig
 from teamsync.server.storage import Storage, open_storage
-from testing.server import SyncASGITransport, token_for
+from testing.server import SyncASGITransport, refused, token_for
 
 URL = "/api/claude_code/team_memory?repo={repo}"
 
@@ -56,9 +56,8 @@ def client_for(
 def test_inline_allow_comment_does_not_get_a_secret_stored(store: Storage) -> None:
     with client_for(store, "acme/widgets") as c:
         resp = c.put(URL.format(repo="acme/widgets"), json={"entries": {"x.md": LINE}})
-        assert resp.status_code == 422
-        assert resp.json()["error"]["details"]["error_code"] == "team_memory_secret_detected"
-        assert TOKEN not in resp.text and "allow" not in resp.json()["error"]["message"]
+        assert refused(resp) == {"x.md": "team_memory_secret_detected"}
+        assert TOKEN not in resp.text and "allow" not in resp.json()["rejectedEntries"][0]["reason"]
         assert c.get(URL.format(repo="acme/widgets")).status_code == 404
 
 
@@ -70,18 +69,16 @@ def test_operator_allowlist_is_honoured_for_its_repo_only(store: Storage) -> Non
             == 200
         )
     with client_for(store, "acme/other", allowed) as c:
-        assert (
-            c.put(URL.format(repo="acme/other"), json={"entries": {"x.md": LINE}}).status_code
-            == 422
-        )
+        resp = c.put(URL.format(repo="acme/other"), json={"entries": {"x.md": LINE}})
+        assert refused(resp) == {"x.md": "team_memory_secret_detected"}
 
 
 def test_a_key_holding_a_secret_is_refused_and_never_echoed(store: Storage) -> None:
     with client_for(store, "acme/widgets") as c:
         resp = c.put(URL.format(repo="acme/widgets"), json={"entries": {f"{TOKEN}.md": "clean\n"}})
-        assert resp.status_code == 422
+        assert list(refused(resp).values()) == ["team_memory_invalid_key"]
         assert TOKEN not in resp.text
-        [bad] = resp.json()["error"]["details"]["keys"]
+        [bad] = resp.json()["rejectedEntries"]
         assert bad["key"] == "<github-pat>.md" and "github-pat" in bad["reason"]
 
 

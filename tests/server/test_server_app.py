@@ -10,7 +10,7 @@ import pytest
 
 from teamsync.server.storage import EMPTY_CHECKSUM, Storage
 from teamsync.sync.base import checksum
-from testing.server import SyncASGITransport, app_for, token_for
+from testing.server import SyncASGITransport, app_for, refused, token_for
 
 URL = "/api/claude_code/team_memory?repo=acme/widgets"
 FAKE_PAT = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -48,6 +48,7 @@ def test_get_put_etag_304_and_hashes_view(client: httpx2.Client) -> None:
     assert full["content"] == {
         "entries": {"a.md": "one"},
         "entryChecksums": {"a.md": checksum("one")},
+        "deletedEntries": {},
     }
     assert full["checksum"] == body["checksum"] and "lastModified" in full
     for tag in (body["checksum"], f'"{body["checksum"]}"', f'W/"{body["checksum"]}"'):
@@ -117,8 +118,9 @@ def test_entries_cap_is_the_structured_413(client: httpx2.Client) -> None:
 
 
 def test_entry_and_body_size_limits(client: httpx2.Client) -> None:
-    big = client.put(URL, json={"entries": {"big.md": "x" * 250_001}})
-    assert big.status_code == 413 and details(big)["error_code"] == "team_memory_entry_too_large"
+    big = client.put(URL, json={"entries": {"big.md": "x" * 250_001, "ok.md": "ok"}})
+    assert refused(big) == {"big.md": "team_memory_entry_too_large"}  # the rest is stored
+    assert client.get(URL).json()["content"]["entries"] == {"ok.md": "ok"}
     assert client.put(URL, json={"entries": {"fits.md": "é" * 125_000}}).status_code == 200
     huge = client.put(URL, content=b"{" + b" " * 1_100_000 + b"}")
     assert huge.status_code == 413 and details(huge)["error_code"] == "team_memory_body_too_large"
@@ -140,14 +142,14 @@ def test_entry_and_body_size_limits(client: httpx2.Client) -> None:
         "\\\\server\\share\\x.md",
         "a\x00.md",
         "a\nb.md",
-        "notes.txt",
+        "notes.json",
+        ".txt",
         "",
     ],
 )
 def test_hostile_keys_are_refused_without_echoing_content(client: httpx2.Client, key: str) -> None:
     resp = client.put(URL, json={"entries": {key: "SENTINEL-CONTENT"}})
-    assert resp.status_code == 422, resp.text
-    assert details(resp)["error_code"] == "team_memory_invalid_key"
+    assert list(refused(resp).values()) == ["team_memory_invalid_key"]  # 200: nothing stored
     assert "SENTINEL-CONTENT" not in resp.text
     assert client.get(URL).status_code == 404
 
@@ -159,15 +161,18 @@ def test_collisions_secrets_and_bad_bodies(client: httpx2.Client) -> None:
     later = client.put(URL, json={"entries": {"NOTES.md": "2"}})
     assert later.status_code == 422 and details(later)["keys"] == [["NOTES.md", "Notes.md"]]
     secret = client.put(URL, json={"entries": {"creds.md": f"token: {FAKE_PAT}\n"}})
-    assert secret.status_code == 422 and FAKE_PAT not in secret.text
-    finding = details(secret)["findings"][0]  # type: ignore[index]
-    assert finding["key"] == "creds.md" and finding["rule"] and finding["fingerprint"]
-    assert "creds.md" in secret.json()["error"]["message"]
+    assert refused(secret) == {"creds.md": "team_memory_secret_detected"}
+    assert FAKE_PAT not in secret.text
+    [item] = secret.json()["rejectedEntries"]
+    finding = item["findings"][0]
+    assert finding["rule"] and finding["fingerprint"] and "secret" in item["reason"]
     assert client.put(URL, content=b"not json").status_code == 400
     assert client.put(URL, json={"entries": {"a.md": 5}}).status_code == 422
     assert client.put(URL, json=["entries"]).status_code == 422
-    assert client.put(URL, content=b'{"entries": {"a.md": "\\ud800"}}').status_code == 422
-    assert client.put(URL, json={"entries": {"a.md": "a\x00b"}}).status_code == 422
+    surrogate = client.put(URL, content=b'{"entries": {"a.md": "\\ud800"}}')
+    assert refused(surrogate) == {"a.md": "team_memory_invalid_content"}
+    nul = client.put(URL, json={"entries": {"a.md": "a\x00b"}})
+    assert refused(nul) == {"a.md": "team_memory_invalid_content"}
     both = client.put(URL, json={"entries": {"x.md": "1"}, "deletes": ["x.md"]})
     assert both.status_code == 422
     bad_sum = client.put(URL, json={"entries": {"x.md": "1"}, "baseChecksums": {"x.md": "md5:1"}})
@@ -235,6 +240,8 @@ def test_lone_surrogate_key_is_a_422_not_a_500(client: httpx2.Client, field: str
     resp = client.put(
         URL, content=bodies[field].encode(), headers={"Content-Type": "application/json"}
     )
-    assert resp.status_code == 422
-    assert details(resp)["error_code"] == "team_memory_invalid_key"
-    assert client.get(URL).status_code == 404
+    assert refused(resp)["\\ud800.md"] == "team_memory_invalid_key"
+    if field != "baseChecksums":
+        assert client.get(URL).status_code == 404
+    else:  # the refused precondition's key is dropped; a.md was fine and is stored
+        assert client.get(URL).json()["content"]["entries"] == {"a.md": "x"}

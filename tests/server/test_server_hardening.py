@@ -28,7 +28,14 @@ from teamsync.server.storage import Storage, WriteOk, WriteRequest, open_storage
 from teamsync.server.tokens import PREFIX
 from testing.gitrepos import TEAMSYNC, memory
 from testing.hooks import decision, load_payload, run_teamsync
-from testing.server import SyncASGITransport, app_for, free_port, token_for, uvicorn_server
+from testing.server import (
+    SyncASGITransport,
+    app_for,
+    free_port,
+    refused,
+    token_for,
+    uvicorn_server,
+)
 
 PATH = "/api/claude_code/team_memory"
 URL = PATH + "?repo=acme/widgets"
@@ -116,7 +123,7 @@ def test_file_and_folder_of_one_name_refused_against_stored_keys(client: httpx2.
         assert resp.json()["error"]["details"]["keys"] == [[key, "MEMORY.md"]]
     assert client.put(URL, json={"entries": {"plan/a.md": "a"}}).status_code == 200
     resp = client.put(URL, json={"entries": {"PLAN": "x"}})  # not *.md: refused anyway
-    assert resp.status_code == 422
+    assert refused(resp) == {"PLAN": "team_memory_invalid_key"}
     resp = client.put(URL, json={"entries": {"Plan.md": "x", "plan.md/b.md": "y"}})
     assert resp.status_code == 422
     # a file may become a folder when the same request deletes the file
@@ -159,7 +166,7 @@ def test_invisible_and_git_alias_keys_refused_by_the_server(
     client: httpx2.Client, key: str
 ) -> None:
     resp = client.put(URL, json={"entries": {key: "x"}})
-    assert resp.status_code == 422 and _code(resp) == "team_memory_invalid_key"
+    assert list(refused(resp).values()) == ["team_memory_invalid_key"]
 
 
 # -- tsm_ tokens at every gate ------------------------------------------------------------
@@ -172,7 +179,7 @@ def test_server_tokens_are_refused_at_every_gate(client: httpx2.Client, tmp_path
     with pytest.raises(SecretFound):  # the library write API and push/pull gates
         guard_write("ci.md", text)
     resp = client.put(URL, json={"entries": {"ci.md": text}})  # the server
-    assert resp.status_code == 422 and _code(resp) == "team_memory_secret_detected"
+    assert refused(resp) == {"ci.md": "team_memory_secret_detected"}
     assert token not in resp.text
     (tmp_path / "ci.md").write_text(text, encoding="utf-8")  # scan, pre-commit, CI
     scanned = run_teamsync(["--json", "scan", str(tmp_path / "ci.md")], cwd=tmp_path)

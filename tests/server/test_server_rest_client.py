@@ -67,18 +67,36 @@ def test_a_412_never_overwrites_a_teammates_newer_version(
     assert store.repos["acme/widgets"]["a.md"] == "theirs, newer"
 
 
-def test_deletes_are_reported_not_lost_on_a_plain_server(
+def test_deletes_travel_as_soft_delete_keys_to_a_plain_server(
     tmp_path: Path, minimal: tuple[str, MinimalStore]
 ) -> None:
     url, store = minimal
-    (alice,) = make_rest_team(tmp_path, url, [TOKEN], ["alice"])
+    alice, bob = make_rest_team(tmp_path, url, [TOKEN, TOKEN], ["alice", "bob"])
     alice.write("a.md", memory("A", "one\n"))
     alice.write("b.md", memory("B", "two\n"))
     alice.sync()
+    (bob.team / "a.md").write_text(memory("A", "one\n"), encoding="utf-8")  # a copy, unsynced
     (alice.team / "a.md").unlink()
-    result = alice.cli("sync")
+    alice.sync()
+    assert store.puts[-1]["body"].get("soft_delete_keys") == ["a.md"]
+    assert "a.md" not in store.repos["acme/widgets"]
+    assert "a.md" in store.deleted["acme/widgets"]
+    bob.sync()  # bob's older copy of a deleted memory is not shared again
+    assert "a.md" not in store.repos["acme/widgets"]
+    assert not (bob.team / "a.md").exists() and (bob.team / "b.md").exists()
+
+
+def test_a_server_that_ignores_deletes_fails_the_run_loudly(tmp_path: Path) -> None:
+    store = MinimalStore(soft_deletes=False)
+    with uvicorn_server(create_minimal_app(store)) as url:
+        (alice,) = make_rest_team(tmp_path, url, [TOKEN], ["alice"])
+        alice.write("a.md", memory("A", "one\n"))
+        alice.write("b.md", memory("B", "two\n"))
+        alice.sync()
+        (alice.team / "a.md").unlink()
+        result = alice.cli("sync")
     assert result.returncode == 1
-    assert "NOT propagated" in result.stderr and "a.md" in result.stderr
+    assert "does not hold it" in result.stderr and "a.md" in result.stderr
     assert "a.md" in store.repos["acme/widgets"]
 
 

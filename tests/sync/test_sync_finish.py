@@ -242,6 +242,12 @@ def _spellings(t: Team) -> list[SyncConfig]:
         return [SyncConfig("git", u) for u in (f"file://{r}", f"{r}/", r.removesuffix(".git"))]
     assert t.url is not None
     upper = t.url.replace("http://127.0.0.1", "HTTP://127.0.0.1")
+    if t.kind == "memstore":
+        store = t.extra["store_team"].store_id
+        return [
+            SyncConfig("memstore", u, memory_store=store, path_prefix=p)
+            for u, p in ((upper + "/", "team"), (t.url + "//", "/team"))
+        ]
     return [SyncConfig("rest", u, repo="Acme/Widgets") for u in (upper + "/", t.url + "//")]
 
 
@@ -299,6 +305,8 @@ def test_an_interrupted_first_push_leaves_no_false_conflict(kind: str, tmp_path:
 # -- case 8: the sharer's change time travels with the first push ------------------------------
 @both
 def test_first_share_keeps_the_sharers_age(kind: str, tmp_path: Path) -> None:
+    if kind == "memstore":
+        pytest.skip("the Memory Stores API has no field for a sharer's change time")
     with team(kind, tmp_path) as t:
         alice, bob = t.mates
         old = time.time() - 40 * 86_400

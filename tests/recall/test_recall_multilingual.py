@@ -1,0 +1,167 @@
+"""Hybrid recall across languages: the model choice, the fusion rule, the multilingual encoder."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from teamsync.errors import EmbedUnavailable
+from teamsync.recall import embed, models, use_encoder
+from teamsync.recall.hybrid import RULES, HybridIndex, Rule, fuse
+from teamsync.recall.lexical import Hit
+from teamsync.recall.recall import recall
+from testing.recall import memory, put, settings_for
+
+needs_use = pytest.mark.skipif(not use_encoder.available(), reason="the embed extra is missing")
+
+
+def test_the_model_follows_the_languages_of_the_directory() -> None:
+    english = embed.MODEL_NAME if embed.minilm_available() else use_encoder.NAME
+    assert models.choose({"en": 40}) == english
+    assert models.choose({"en": 37, "ko": 3}) == english  # 7.5%: under the 10% share
+    if use_encoder.available():
+        assert models.choose({"en": 36, "ko": 4}) == use_encoder.NAME
+        assert models.choose({"tr": 12}) == use_encoder.NAME
+
+
+RULE = Rule(
+    z_floor=1.0, margin=0.1, cosine_floor=0.0, lexical_floor=0.5, weight=0.1, small_floor=0.3
+)
+
+
+def _cosines(best: float, n: int = 20) -> dict[str, float]:
+    out = {f"m{i}.md": 0.1 + 0.001 * i for i in range(n)}
+    out["answer.md"] = best
+    return out
+
+
+def test_the_cosine_floor_is_relative_to_the_querys_own_distribution() -> None:
+    # the same absolute cosine clears the floor when it stands out, and not when all are alike
+    assert [h.path for h in fuse(_cosines(0.45), {}, RULE, 5)] == ["answer.md"]
+    outdone = {f"m{i}.md": 0.1 for i in range(10)} | {f"n{i}.md": 0.6 for i in range(10)}
+    hits = fuse(outdone | {"answer.md": 0.45}, {}, RULE, 5)
+    assert hits and "answer.md" not in [h.path for h in hits]  # 0.15 below the best
+    hits = fuse(_cosines(0.45), {}, RULE, 5)
+    assert hits[0].why.startswith("hybrid: embedding similarity")
+    assert "sd above the directory's mean" in hits[0].why
+
+
+def test_a_small_directory_uses_the_absolute_floor() -> None:
+    small = {"a.md": 0.31, "b.md": 0.29}
+    hits = fuse(small, {}, RULE, 5)
+    assert [h.path for h in hits] == ["a.md"] and hits[0].small
+    assert "floor 0.30" in hits[0].why
+
+
+def test_a_lexical_match_is_never_displaced_by_embedding_noise() -> None:
+    cosines = _cosines(0.9) | {"lexical.md": 0.05}
+    lexical = {"lexical.md": (1, Hit("lexical.md", 3.0, ("token",), 1.0))}
+    noisy = {p: 0.9 - 0.001 * i for i, p in enumerate(list(cosines)[:8])} | {"lexical.md": 0.05}
+    for sims in (cosines, noisy | {f"x{i}.md": 0.0 for i in range(20)}):
+        hits = fuse(sims, lexical, RULE, 5)
+        assert hits[0].path == "lexical.md" and hits[0].cleared == ("lexical",)
+
+
+def test_every_model_has_a_rule_and_the_english_one_keeps_round_3_for_small_dirs() -> None:
+    assert set(RULES) == set(models.MODELS)
+    assert RULES[embed.MODEL_NAME].small_floor == 0.26
+    assert RULES[use_encoder.NAME].z_floor == -math.inf  # its relative side is the margin
+
+
+@needs_use
+def test_the_multilingual_files_are_checksummed_and_a_changed_file_is_refused(
+    tmp_path: Path,
+) -> None:
+    folder = use_encoder.model_dir()
+    assert folder is not None
+    use_encoder.verify(folder)
+    copy = tmp_path / "resources"
+    copy.mkdir()
+    (copy / "weights.npz").symlink_to(folder / "weights.npz")
+    shutil.copy(folder / "sp.model", copy / "sp.model")
+    with (copy / "sp.model").open("ab") as handle:
+        handle.write(b"\0")
+    with pytest.raises(EmbedUnavailable, match="does not match the pinned use-multilingual-v3"):
+        use_encoder.verify(copy)
+
+
+@pytest.fixture
+def korean(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    facts = [
+        ("배포 금지", "금요일 15시 이후에는 운영 배포를 하지 않는다."),
+        ("토큰 만료", "라이더 앱 액세스 토큰은 30분 후 만료되고 리프레시 토큰은 14일 유효하다."),
+        ("쿠폰 락", "쿠폰 적용 전에 Redis 분산 락을 5초간 잡는다."),
+        ("정산 배치", "가게 정산 배치는 매일 새벽 4시에 돈다."),
+        ("리뷰 규칙", "결제 코드 PR은 두 명의 승인이 필요하다."),
+        ("검색 분석기", "메뉴 검색은 nori 형태소 분석기를 쓴다."),
+        ("대시보드", "주문 지연은 Grafana order-latency 보드에서 본다."),
+        ("마이그레이션", "컬럼 삭제는 다음 릴리스에서 한다."),
+        ("로그", "전화번호는 로그에 마스킹해서 남긴다."),
+    ]
+    for i, (name, description) in enumerate(facts):
+        put(root, f"team/m{i}.md", memory(name, description))
+    return root
+
+
+@needs_use
+def test_an_english_question_finds_a_korean_memory_and_a_korean_keyword_stays_first(
+    korean: Path, tmp_path: Path
+) -> None:
+    settings = settings_for(korean)
+    found = recall(settings, "How long is the rider app refresh token valid?", offline=True)
+    assert found.selector == "hybrid"
+    assert [m.path for m in found.memories][:1] == ["team/m1.md"]
+    keyword = recall(settings, "nori 형태소 분석기", offline=True)
+    assert [m.path for m in keyword.memories][:1] == ["team/m5.md"]
+    assert keyword.memories[0].why.endswith("the lexical floor")
+    index = HybridIndex(
+        korean, None, tmp_path / "v.sqlite", encoder=models.encoder(use_encoder.NAME)
+    )
+    try:
+        assert index.refresh()[1] == 9  # the multilingual model embedded the directory
+        assert index.vectors.path == tmp_path / "v.sqlite"
+    finally:
+        index.close()
+
+
+@needs_use
+def test_warm_builds_both_caches_incrementally_and_the_cli_says_what_it_did(
+    korean: Path, tmp_path: Path
+) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from teamsync.commands.recall import warm_in_background
+    from teamsync.recall.recall import warm
+
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    settings = settings_for(korean, **env)
+    assert not warm_in_background(settings)  # no vector cache yet: nobody uses hybrid here
+    first = warm(settings)
+    assert (first.model, first.memories, first.embedded) == (use_encoder.NAME, 9, 9)
+    assert warm(settings).embedded == 0  # nothing changed: nothing embedded
+    put(korean, "team/new.md", memory("새 규칙", "스테이징 DB 비밀번호는 Vault에 둔다."))
+    proc = subprocess.run(
+        [sys.executable, "-m", "teamsync", "--dir", str(korean), "--json", "recall", "--warm"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(proc.stdout)
+    assert (payload["memories"], payload["embedded"]) == (10, 1)  # only the new memory
+    assert warm_in_background(settings)  # the vector cache exists: a pull refreshes it
+    nothing = subprocess.run(
+        [sys.executable, "-m", "teamsync", "--dir", str(korean), "recall", "--warm", "x"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
+    assert nothing.returncode == 2 and "--warm takes no QUERY" in nothing.stderr
