@@ -8,7 +8,12 @@ never names memory, one that appends to a team memory), plus ``python -c pass`` 
 ``teamsync --version`` as floors. Prints a table and replaces the "Guard"
 section of docs/benchmarks.md (other sections are left alone).
 
-    .venv/bin/python bench/guard.py [--runs 100] [--no-docs]
+    .venv/bin/python bench/guard.py [--runs 100] [--pair-runs 40] [--memories 1000] [--no-docs]
+
+The second section (issue 23) measures the PreToolUse + PostToolUse pair that now
+runs around every Bash call: the snapshot before and the check after, at
+``--memories`` team memories, as two real subprocesses (what Claude Code runs) and
+in-process (what teamsync's own code adds on top of two interpreter starts).
 """
 
 from __future__ import annotations
@@ -171,9 +176,9 @@ def verdict(rows: list[Row]) -> str:
     )
 
 
-def write_section(section: str) -> None:
+def write_section(section: str, heading: str = "## Guard") -> None:
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n"
-    start = text.find("\n## Guard\n")
+    start = text.find(f"\n{heading}\n")
     if start == -1:
         text = text.rstrip("\n") + "\n\n" + section
     else:
@@ -183,11 +188,125 @@ def write_section(section: str) -> None:
     DOC.write_text(text, encoding="utf-8")
 
 
+PairRow = tuple[str, float, float]
+
+
+def _pair_env(tmp: Path, memories: int) -> tuple[dict[str, str], Path, Path]:
+    home, project = tmp / "home", tmp / "project"
+    project.mkdir()
+    memdir = tmp / "memory"
+    team = memdir / "team"
+    for n in range(memories):
+        folder = team / f"area{n % 10}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{n:04d}.md").write_text(MEMORY, encoding="utf-8")
+    time.sleep(2.5)  # older than the check's ctime slack: a steady directory, as in a session
+    env = {**os.environ, "HOME": str(home), "TEAMSYNC_DIR": str(memdir),
+           "CLAUDE_PROJECT_DIR": str(project)}  # fmt: skip
+    return env, project, team
+
+
+def _bash(project: Path, command: str, n: int) -> str:
+    return json.dumps({"session_id": "bench", "tool_use_id": f"toolu_{n}", "cwd": str(project),
+                       "tool_name": "Bash", "tool_input": {"command": command}})  # fmt: skip
+
+
+def measure_pair(runs: int, memories: int) -> list[PairRow]:
+    """Wall medians and p95 (ms) of the Pre+Post pair, round-robin with the floor."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env, project, team = _pair_env(Path(tmp), memories)
+        post = [TEAMSYNC, "guard", "--event", "PostToolUse"]
+        samples: dict[str, list[float]] = {
+            "2 × python -c pass (floor)": [],
+            "Pre only, Bash not naming memory": [],
+            "Pre + Post, Bash touching no memory": [],
+            "Pre + Post, Bash writing one memory": [],
+        }
+        for i in range(runs):
+            floor = time_once([sys.executable, "-c", "pass"], "", env, True)[0]
+            floor += time_once([sys.executable, "-c", "pass"], "", env, True)[0]
+            samples["2 × python -c pass (floor)"].append(floor)
+            payload = _bash(project, "pytest -q tests/ && git status --short", 3 * i)
+            payload = payload.replace('"bench"', '"bench-pre-only"')  # its orphans stay apart
+            samples["Pre only, Bash not naming memory"].append(
+                time_once([TEAMSYNC, "guard"], payload, env, True)[0]
+            )
+            payload = _bash(project, "pytest -q tests/ && git status --short", 3 * i + 1)
+            pre = time_once([TEAMSYNC, "guard"], payload, env, True)[0]
+            samples["Pre + Post, Bash touching no memory"].append(
+                pre + time_once(post, payload, env, True)[0]
+            )
+            payload = _bash(project, "python3 tools/note.py", 3 * i + 2)  # writes via a script
+            pre = time_once([TEAMSYNC, "guard"], payload, env, True)[0]
+            (team / "area0" / "m0000.md").write_text(MEMORY + f"run {i}\n", encoding="utf-8")
+            samples["Pre + Post, Bash writing one memory"].append(
+                pre + time_once(post, payload, env, True)[0]
+            )
+        return [(label, *summary(values)) for label, values in samples.items()]
+
+
+def measure_in_process(runs: int, memories: int) -> list[PairRow]:
+    """take() + check() in one process: the guard's own cost, no interpreter start."""
+    from teamsync.config import Settings
+    from teamsync.hooks.places import resolve
+    from teamsync.hooks.verify import check, take
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env, project, team = _pair_env(Path(tmp), memories)
+        settings = Settings.build(environ=env, cwd=project)
+        quiet: list[float] = []
+        touched: list[float] = []
+        for i in range(runs):
+            for bucket, change in ((quiet, False), (touched, True)):
+                payload = json.loads(_bash(project, "make", i))
+                places = resolve(settings, payload)
+                start = time.perf_counter()
+                take(places, payload)
+                if change:
+                    (team / "area0" / "m0000.md").write_text(MEMORY + f"{i}\n", encoding="utf-8")
+                assert check(resolve(settings, payload), payload) == []
+                bucket.append((time.perf_counter() - start) * 1000)
+        return [
+            ("in-process take + check, no change", *summary(quiet)),
+            ("in-process take + check, one memory changed", *summary(touched)),
+        ]
+
+
+def pair_table(rows: list[PairRow], runs: int, memories: int) -> str:
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = [
+        "| Case | wall median (ms) | wall p95 (ms) |",
+        "|---|---:|---:|",
+        *(f"| {label} | {med:.1f} | {p95:.1f} |" for label, med, p95 in rows),
+    ]
+    return (
+        "## Guard: verify after (issue 23)\n\n"
+        f"The PreToolUse snapshot and the PostToolUse check around a Bash call, at {memories:,} "
+        f"team memories in 10 folders, {runs} runs per case, round-robin (load average {load} "
+        f"when it finished; `python bench/guard.py --pair-runs {runs} --memories {memories}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC). Subprocess rows are what Claude "
+        "Code waits for: two interpreter starts plus teamsync's work. The in-process rows are "
+        "teamsync's own work (stat walk of team/, the snapshot file, the compare, and for a "
+        "changed memory its read and scan).\n\n" + "\n".join(lines) + "\n"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--pair-runs", type=int, default=40)
+    parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--pair-only", action="store_true", help="Only the verify-after section.")
     parser.add_argument("--no-docs", action="store_true", help="Do not update docs/benchmarks.md.")
     args = parser.parse_args()
+    pair = measure_in_process(args.pair_runs, args.memories)
+    pair = measure_pair(args.pair_runs, args.memories) + pair
+    pair_section = pair_table(pair, args.pair_runs, args.memories)
+    print(pair_section)
+    if not args.no_docs:
+        write_section(pair_section, "## Guard: verify after (issue 23)")
+    if args.pair_only:
+        return 0
     rows = measure(args.runs)
     section = table(rows, args.runs)
     print(section)

@@ -20,6 +20,8 @@ MAX_INDEX_BYTES: Final = 25_000
 """What Claude Code loads of ``MEMORY.md``: cut at a line boundary past either."""
 
 TEMP_PREFIX: Final = ".teamsync-tmp-"
+CONFIG_NAME: Final = "teamsync.yaml"
+"""The sync configuration in a memory directory (``<memory dir>/teamsync.yaml``, never synced)."""
 """Every temporary file teamsync writes starts with this; walkers skip it."""
 
 DEFAULT_BRANCH: Final = "teamsync/memory"

@@ -6,7 +6,7 @@
 first use.
 
 One fast path: Claude Code runs ``teamsync guard`` before every Write or Edit,
-so a bare ``teamsync guard [--event PreToolUse]`` answers without importing
+so a bare ``teamsync guard [--event PreToolUse|PostToolUse]`` answers without importing
 click at all (about 20 ms of a budget of 100). A no-op ``sync`` / ``status`` /
 ``pull`` / ``push`` on the git backend is answered the same way
 (:mod:`teamsync.commands.sync_fast`). Any other form goes through click.
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 _FAST_GUARD_ARGS = (["guard"], ["guard", "--event", "PreToolUse"], ["guard", "--event=PreToolUse"])
+_FAST_POST_ARGS = (["guard", "--event", "PostToolUse"], ["guard", "--event=PostToolUse"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,6 +29,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from teamsync.commands.guard import fast_guard
 
         return fast_guard()
+    if args in _FAST_POST_ARGS:
+        from teamsync.commands.guard import fast_guard
+
+        return fast_guard("PostToolUse")
     if args and args[-1] in ("sync", "status", "pull", "push"):
         from teamsync.commands.sync_fast import fast_sync
 

@@ -70,3 +70,53 @@ def allow(
         list_only=list_only,
     )
     finish(run_allow(app.settings, app.output, request, confirm=confirm if interactive else None))
+
+
+@click.command("pre-receive")
+@click.option(
+    "--branch",
+    default=None,
+    metavar="NAME",
+    help="Only check pushes to this branch (the memory branch); default: every branch.",
+)
+@click.option(
+    "--allowlist-ref",
+    default="HEAD",
+    show_default=True,
+    metavar="REF",
+    help="Read .teamsync/allowlist.json from this ref of this repository (the protected "
+    "default branch).",
+)
+@click.option(
+    "--allowlist-file",
+    default=None,
+    metavar="FILE",
+    help="Read the allowlist from this operator-owned file instead.",
+)
+@pass_app
+def pre_receive(
+    app: AppContext, branch: str | None, allowlist_ref: str, allowlist_file: str | None
+) -> None:
+    """A git server's pre-receive hook: refuse pushes that bring a secret into team memory.
+
+    Reads git's `<old> <new> <ref>` lines on stdin. The allowlist comes from the
+    server's side (the protected default branch, or an operator's file), never
+    from the pusher.
+
+    \b
+    Examples:
+      teamsync pre-receive --branch teamsync/memory
+      echo "$BEFORE $AFTER refs/heads/teamsync/memory" | teamsync pre-receive --allowlist-ref origin/main
+    """
+    from teamsync.commands.pre_receive import run_pre_receive
+
+    finish(
+        run_pre_receive(
+            app.settings,
+            app.output,
+            sys.stdin,
+            branch=branch,
+            allowlist_ref=allowlist_ref,
+            allowlist_file=allowlist_file,
+        )
+    )

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "check": "teamsync.cli.check:check",
     "scan": "teamsync.cli.scan:scan",
     "allow": "teamsync.cli.allow:allow",
+    "pre-receive": "teamsync.cli.allow:pre_receive",
     "recall": "teamsync.cli.recall:recall",
     "extract": "teamsync.cli.recall:extract",
     "dream": "teamsync.cli.recall:dream",

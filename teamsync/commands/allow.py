@@ -22,7 +22,14 @@ from pathlib import Path
 from teamsync.config import Settings
 from teamsync.errors import UsageError
 from teamsync.output import Output
-from teamsync.security.allowlist import Entry, default_path, load_entries, now_iso, save_entries
+from teamsync.security.allowlist import (
+    ALLOWLIST_DIR,
+    Entry,
+    default_path,
+    load_entries,
+    now_iso,
+    save_entries,
+)
 from teamsync.security.names import printable
 from teamsync.security.secrets import FINGERPRINT_LENGTH
 
@@ -107,9 +114,16 @@ def run_allow(
                 fp, req.reason.strip(), req.rule, req.path, _who(settings), now_iso(), req.repo
             )
     save_entries(path, list(known.values()))
+    committed = path.parent.name == ALLOWLIST_DIR and not req.file
     output.success(
         f"teamsync: {len(fingerprints)} fingerprint(s) {'removed from' if req.remove else 'added to'} "
-        f"{path}; commit it so the change is reviewed"
+        f"{path}. "
+        + (
+            "It counts once committed and reviewed: push and the Claude Code hook read the "
+            "allowlist from the project's HEAD, so until you commit it no gate uses this change"
+            if committed
+            else "Keep this file under review: no commit stands behind it"
+        )
     )
     output.emit({"allowlist": str(path), "changed": list(fingerprints)})
     return 0

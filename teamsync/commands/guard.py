@@ -32,11 +32,10 @@ def run_event(settings: Settings, name: str, stdin: TextIO, out: TextIO, err: Te
     return run(settings, name, stdin, out, err)
 
 
-def fast_guard() -> int:
-    """``teamsync guard`` without click; the guard itself never raises (it fails closed)."""
-    from teamsync.hooks.guard import run_guard
-
+def fast_guard(event: str = "PreToolUse") -> int:
+    """``teamsync guard [--event PostToolUse]`` without click; the guard never raises
+    (it fails closed)."""
     try:
-        return run_guard(Settings.build(), sys.stdin, sys.stdout, sys.stderr)
+        return run_event(Settings.build(), event, sys.stdin, sys.stdout, sys.stderr)
     except KeyboardInterrupt:
         return 130

@@ -165,10 +165,11 @@ def safety_for(
 
 
 def load_allowlist(cwd: Path, memdir: Path) -> frozenset[str]:
-    """The reviewed allowlist (project and memory dir); inline comments never count."""
-    from teamsync.security.allowlist import load_allowlist as load
+    """The reviewed allowlist as committed (the project's ``HEAD``; the memory dir's file
+    outside a git checkout); an uncommitted edit and inline comments never count."""
+    from teamsync.security.allowlist import load_committed
 
-    return load(cwd, memdir)
+    return load_committed(cwd, memdir)
 
 
 def _memstore_name(config: SyncConfig) -> str:

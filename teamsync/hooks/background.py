@@ -10,7 +10,6 @@ so the lock lasts exactly as long as the job.
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -21,6 +20,8 @@ from teamsync.hooks.gitenv import no_git_env
 
 def job_name(kind: str, subject: str) -> str:
     """A short file-name-safe id for job ``kind`` about ``subject`` (a path)."""
+    import hashlib  # not at import: the PostToolUse hook loads this module on every call
+
     return f"{kind}-{hashlib.sha256(subject.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
 
 

@@ -17,13 +17,15 @@ Refused without a content check: a write into team memory whose content the
 guard cannot see (a variable or command substitution, another program's
 output, ``dd of=``, ``sed -i``, ``ln``, a target spelled with ``$``, globs or
 ``~user``), a program it does not know that is handed a team-memory path, and
-any command that runs ``teamsync allow`` or writes the reviewed allowlist.
+any command that runs ``teamsync allow`` (however quoted) or writes a file kept
+by people (:mod:`teamsync.hooks.policy`).
 Reading (``cat``, ``grep``, ``ls``, ``git``…) and deleting are left alone.
 
-The text is all there is: a command that builds the path at run time from
-pieces (``t=te; echo x > "$t"am/x.md``) is refused only because its target
-holds ``$`` and the command mentions a memory directory. Commands that never
-name ``team``, ``memory`` or the allowlist cost one substring check.
+This is a first, fast filter, not the guarantee: the shell outruns any reading
+of its text (escapes, expansion, programs whose writes it does not know, links
+that never spell ``team``). What it lets through is checked on disk after the
+call (:mod:`teamsync.hooks.verify`). Commands that never name ``team``,
+``memory`` or the allowlist cost one substring check here.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from teamsync.config import Settings
+if TYPE_CHECKING:
+    from teamsync.hooks.places import Places
 
 _HINTS = ("team", "memory", "allowlist", ".teamsync")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "|&", ";;", "(", ")"})
@@ -232,32 +236,39 @@ def _path(word: str, cwd: str, home: str) -> str:
     return word if os.path.isabs(word) else os.path.join(cwd, word)
 
 
-def judge_bash(settings: Settings, command: str, cwd: str | None, base: str) -> str | None:
-    """The deny reason for a Bash ``command`` that writes into team memory, else None."""
-    if not _mentions_memory(command, base):
-        return None
-    from teamsync.hooks.guard import (
-        ALLOWLIST_REASON,
-        _allowlist,
-        _team_dir,
-        check_content,
-        classify,
-        is_allowlist_file,
-    )
+_QUOTING = re.compile(r"""['"\\]""")
 
-    if re.search(r"\bteamsync\b[^;&|\n]*\ballow\b", command):
+
+def _runs_allow(command: str) -> bool:
+    """Whether ``command`` may run ``teamsync allow``, however it is quoted or split."""
+    plain = _QUOTING.sub("", command)
+    return bool(re.search(r"\bteamsync\b[^;&|\n]*\ballow\b", plain))
+
+
+def judge_bash(places: Places, command: str) -> str | None:
+    """The deny reason for a Bash ``command`` that writes into team memory, else None.
+
+    A first, fast filter on the command's text: what it misses, the check after
+    the call (:mod:`teamsync.hooks.verify`) finds on disk.
+    """
+    if not _mentions_memory(command, places.cwd):
+        return None
+    from teamsync.hooks.guard import ALLOWLIST_REASON, check_content, locate
+    from teamsync.hooks.policy import guarded_files, guarded_target, refusal
+
+    if _runs_allow(command):
         return ALLOWLIST_REASON
-    team = _team_dir(settings, cwd)
-    writes, handed, problem = _writes(command, base, str(settings.home))
+    writes, handed, problem = _writes(command, places.cwd, places.home)
     if problem is not None:
         return f"teamsync refused this command: {problem}, and it may write into team memory."
-    allowlist: frozenset[str] | None = None
+    guarded = guarded_files(places)
     for write in writes:
         if any(c in write.target for c in "$`*?[") or write.target.startswith("~"):
             return f"teamsync refused this command: {_UNSEEN}."
-        if is_allowlist_file(write.target, base, team):
-            return ALLOWLIST_REASON
-        target = classify(write.target, base, team)
+        item = guarded_target(write.target, guarded)
+        if item is not None:
+            return refusal(item)
+        target = locate(write.target, places)
         if target is None:
             continue
         if write.content is None:
@@ -271,14 +282,12 @@ def judge_bash(settings: Settings, command: str, cwd: str | None, base: str) -> 
             )
         content = write.content
         if write.append:
-            content = (_read(os.path.join(str(team), target.key)) or "") + content
-        if allowlist is None:
-            allowlist = _allowlist(settings, cwd, team)
-        reason = check_content(target, content, allowlist)
+            content = (_read(os.path.join(str(target.team), target.key)) or "") + content
+        reason = check_content(target, content, places)
         if reason is not None:
             return reason
     for word in handed:
-        if is_allowlist_file(word, base, team) or classify(word, base, team) is not None:
+        if guarded_target(word, guarded) is not None or locate(word, places) is not None:
             return f"teamsync refused this command: {_UNSEEN}."
     return None
 

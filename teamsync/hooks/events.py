@@ -89,24 +89,52 @@ def session_start(settings: Settings, err: TextIO) -> int:
     return 0
 
 
-def post_tool_use(settings: Settings, payload: dict[str, Any]) -> int:
-    from teamsync.hooks.deferred import write_due
-    from teamsync.hooks.guard import classify
+def post_tool_use(settings: Settings, payload: dict[str, Any], out: TextIO) -> int:
+    """Check what the call changed (:mod:`teamsync.hooks.verify`), answer with Claude
+    Code's blocking PostToolUse decision when something was moved or put back, and
+    start a debounced push after a clean Write or Edit of a team memory."""
+    from teamsync.hooks.guard import EDIT_TOOLS, READ_ONLY_TOOLS, _tool_path, locate
+    from teamsync.hooks.places import expand, resolve
+    from teamsync.hooks.verify import block_json, check, check_written
 
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or tool in READ_ONLY_TOOLS:
+        return 0
+    places = resolve(settings, payload)
     tool_input = payload.get("tool_input")
-    file_path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    memdir = _configured_memdir(settings)
-    if not isinstance(file_path, str) or memdir is None:
+    file_path = _tool_path(tool_input) if isinstance(tool_input, dict) else None
+    target = None
+    if tool in EDIT_TOOLS:
+        if file_path is not None:
+            target = locate(expand(file_path, places.cwd, places.home), places)
+        messages = (
+            check_written(places, payload, target.team, target.key)
+            if target is not None and target.problem is None
+            else []
+        )
+    else:
+        messages = check(places, payload)
+    if messages:
+        out.write(block_json(messages) + "\n")
+        out.flush()
         return 0
-    target = classify(file_path, str(settings.cwd), memdir / "team")
-    if target is None or target.problem is not None:
-        return 0
+    if target is not None and target.problem is None and tool != "NotebookEdit":
+        _schedule_push(settings, target.team.parent)
+    return 0
+
+
+def _schedule_push(settings: Settings, memdir: Path) -> None:
+    from teamsync.hooks.deferred import write_due
+    from teamsync.limits import CONFIG_NAME
+
+    if not (memdir / CONFIG_NAME).is_file():
+        return
     name = job_name("push", str(memdir))
     state = _hooks_state(settings)
     due_file, lock = state / f"{name}.due", FileLock(state / f"{name}.lock")
     write_due(due_file, time.time() + PUSH_DEBOUNCE)
     if not lock.try_acquire():
-        return 0  # a waiter is already running; it sees the new due time
+        return  # a waiter is already running; it sees the new due time
     args = [str(memdir), str(due_file), str(lock.path), str(lock.fileno())]
     pid = spawn(
         args,
@@ -117,7 +145,6 @@ def post_tool_use(settings: Settings, payload: dict[str, Any]) -> int:
         pass_fds=(lock.fileno(),),
     )
     lock.hand_over(pid)
-    return 0
 
 
 def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
@@ -170,11 +197,27 @@ def run_event(settings: Settings, event: str, stdin: TextIO, out: TextIO, err: T
         # post-checkout runs on every `git checkout`/`switch`: it pulls without a word.
         return git_pull(settings, err, quiet=event == "post-checkout")
     payload = _payload(stdin.read(), err)
+    if event == "PostToolUse":  # the session's project, not the cwd the model moved to
+        try:
+            return post_tool_use(settings, payload, out)
+        except Exception as exc:  # noqa: BLE001 - say so; push still scans everything
+            from teamsync.hooks.verify import block_json
+
+            err.write(f"teamsync guard: internal error after the call ({type(exc).__name__})\n")
+            out.write(
+                block_json(
+                    [
+                        "teamsync could not check what this call changed in team memory "
+                        f"({type(exc).__name__}); nothing it wrote there is shared until "
+                        "`teamsync push` has scanned it."
+                    ]
+                )
+                + "\n"
+            )
+            return 0
     settings = _settings_for(settings, payload)
     if event == "SessionStart":
         return session_start(settings, err)
-    if event == "PostToolUse" and payload.get("tool_name") in ("Write", "Edit", "MultiEdit"):
-        return post_tool_use(settings, payload)
     if event == "Stop":
         return stop(settings, payload, err)
     return 0

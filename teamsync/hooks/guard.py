@@ -3,7 +3,7 @@
 Claude Code sends one JSON object on stdin (``tool_name``, ``tool_input``,
 ``cwd``, ``transcript_path``…). For ``Write``, ``Edit``, ``MultiEdit`` and
 ``NotebookEdit`` whose path lands in the team directory (``<memory dir>/team``,
-from ``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the payload's ``cwd``):
+from ``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the session's project):
 
 1. the path must reach the team directory plainly: no ``..``, no symlink on the
    way in or below it, and a valid key;
@@ -15,17 +15,23 @@ from ``--dir``/``TEAMSYNC_DIR`` or Claude Code's layout for the payload's ``cwd`
    and the server also use. Claude Code itself checks only the new fragment, so a
    secret split across an edit boundary gets past it.
 
-A ``Bash`` call that writes into team memory (``>``/``>>`` redirects, heredocs,
-``tee``, ``cp``, ``mv``, ``install``, ``dd of=``, ``sed -i``) is judged by
-:mod:`teamsync.hooks.bash`: what it would write is checked like a Write, and a
-write whose content the guard cannot see is refused.
+A ``Bash`` call that writes into team memory is judged first by
+:mod:`teamsync.hooks.bash` from its text (a fast filter: what it would write is
+checked like a Write, a write whose content the text does not show is refused).
+The guarantee is the check after: before every Bash call (and any tool the guard
+cannot model) it lets through, the guard records a snapshot
+(:mod:`teamsync.hooks.verify`), and the PostToolUse hook quarantines whatever
+landed in ``team/`` holding a secret. The session's memory directories come
+from :mod:`teamsync.hooks.places` (not the payload's ``cwd``); the files kept by
+people (:mod:`teamsync.hooks.policy`) are refused to every tool.
 
 Fail closed: an internal error, a payload that cannot be read, or running past
 :data:`DEFAULT_BUDGET_S` (Claude Code lets a tool call through when its hook
 times out) is a deny whenever the call may touch a memory directory. The
 reviewed allowlist (:mod:`teamsync.security.allowlist`) is the only thing that
 lets a finding through; inline ``teamsync: allow`` comments do not count, and
-the model cannot write the allowlist or run ``teamsync allow``.
+the model cannot write the allowlist or run ``teamsync allow``; the allowlist
+read is the committed one (``HEAD``).
 
 A refusal is printed as the hook's JSON decision (``permissionDecision:
 "deny"``) with a one-line reason naming the rule and line, never the secret, and
@@ -38,16 +44,24 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from teamsync.config import Settings
 from teamsync.security.guard import MAX_MEMORY_BYTES
 
+if TYPE_CHECKING:
+    from teamsync.hooks.places import Places
+
 EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+READ_ONLY_TOOLS = frozenset(
+    {"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "Task", "ExitPlanMode"}
+)
+"""Tools that write no file; any other tool the hook sees is checked after it ran."""
 PATH_FIELDS = ("file_path", "notebook_path")
 EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "Stop", "post-merge", "post-checkout")
 DEFAULT_BUDGET_S = 8.0
@@ -148,18 +162,87 @@ def _current(team: Path, key: str) -> str | None:
         return None
 
 
-def _apply(current: str | None, old: Any, new: Any, replace_all: Any) -> str:
+class _EditUnapplied(ValueError):
+    """The edit would not apply (``old_string`` not found): its result is unknown."""
+
+
+_CURLY = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'}
+_CURLY_TABLE = str.maketrans(_CURLY)
+
+
+def _straight(text: str) -> str:
+    return text.translate(_CURLY_TABLE)
+
+
+def _curl(new: str, singles: bool, doubles: bool) -> str:
+    """``new`` with straight quotes curled the way Claude Code does when ``old_string``
+    matched only after quote normalisation: each kind only when the file's match uses
+    it; opening after a space, the start or an opening bracket, else closing."""
+    out: list[str] = []
+    for i, ch in enumerate(new):
+        opening = i == 0 or new[i - 1] in " \t\n\r([{\u2014\u2013"
+        if ch == "'" and singles:
+            out.append("\u2018" if opening else "\u2019")
+        elif ch == '"' and doubles:
+            out.append("\u201c" if opening else "\u201d")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _variants(new: str, actual: str) -> list[str]:
+    singles = "\u2018" in actual or "\u2019" in actual
+    doubles = "\u201c" in actual or "\u201d" in actual
+    return list(
+        dict.fromkeys(
+            [
+                new,
+                _curl(new, singles, False),
+                _curl(new, False, doubles),
+                _curl(new, singles, doubles),
+            ]
+        )
+    )
+
+
+def apply_edit(current: str | None, old: Any, new: Any, replace_all: Any) -> list[str]:
+    """The file's possible texts after one Edit, as Claude Code applies it.
+
+    Claude Code matches ``old_string`` exactly, else with curly quotes in the file
+    and ``old_string`` read as straight ones; it then writes the file's own
+    spelling of the match away and curls ``new_string``'s quotes to the file's
+    style. Both the plain and the curled result are returned (the guard judges
+    every one). An edit that cannot apply raises :class:`_EditUnapplied`.
+    """
     if not isinstance(old, str) or not isinstance(new, str):
         raise ValueError("old_string and new_string must be strings")
     if current is None or current == "":
-        return new
-    if old == "" or old not in current:
-        return f"{current}\n{new}"  # the tool will fail; scan both anyway
-    return current.replace(old, new) if replace_all is True else current.replace(old, new, 1)
+        if old == "":
+            return [new]
+        raise _EditUnapplied("the text to replace is not in the file")
+    if old == "":
+        raise _EditUnapplied("an empty text to replace in a file that is not empty")
+    every = replace_all is True
+    if old in current:
+        return [current.replace(old, new) if every else current.replace(old, new, 1)]
+    folded, wanted = _straight(current), _straight(old)
+    start = folded.find(wanted)
+    if start == -1:
+        raise _EditUnapplied("the text to replace is not in the file")
+    results: list[str] = []
+    for replacement in _variants(new, current[start : start + len(old)]):
+        text, at = current, start
+        while at != -1:  # lengths agree: curly and straight quotes are one character each
+            text = text[:at] + replacement + text[at + len(old) :]
+            if not every:
+                break
+            at = _straight(text).find(wanted, at + len(replacement))
+        results.append(text)
+    return results
 
 
-def resulting_content(tool: str, tool_input: Mapping[str, Any], team: Path, key: str) -> str:
-    """The text the file would hold after ``tool`` runs with ``tool_input``.
+def resulting_contents(tool: str, tool_input: Mapping[str, Any], team: Path, key: str) -> list[str]:
+    """Every text the file could hold after ``tool`` runs with ``tool_input``.
 
     The current file is read even for Write, through no-follow opens, so a
     symlink planted at (or above) the key is refused rather than written through.
@@ -169,38 +252,32 @@ def resulting_content(tool: str, tool_input: Mapping[str, Any], team: Path, key:
         content = tool_input.get("content")
         if not isinstance(content, str):
             raise ValueError("Write needs a string `content`")
-        return content
+        return [content]
     if tool == "Edit":
         edits: Any = [tool_input]
     else:
         edits = tool_input.get("edits")
         if not isinstance(edits, list) or not all(isinstance(e, dict) for e in edits):
             raise ValueError("MultiEdit needs a list of `edits`")
-    text = current
+    texts: list[str | None] = [current]
     for edit in edits:
-        text = _apply(text, edit.get("old_string"), edit.get("new_string"), edit.get("replace_all"))
-    return text if text is not None else ""
+        texts = list[str | None](
+            dict.fromkeys(
+                out
+                for text in texts
+                for out in apply_edit(
+                    text, edit.get("old_string"), edit.get("new_string"), edit.get("replace_all")
+                )
+            )
+        )[:16]
+    return [t if t is not None else "" for t in texts]
 
 
-def _allowlist(settings: Settings, cwd: str | None, team: Path) -> frozenset[str]:
-    from teamsync.security.allowlist import load_allowlist
+def committed_allowlist(places: Places) -> frozenset[str]:
+    """The reviewed allowlist as committed (the project's ``HEAD``)."""
+    from teamsync.security.allowlist import load_committed
 
-    base = Path(cwd) if cwd and os.path.isabs(cwd) else settings.cwd
-    return load_allowlist(base, team.parent)
-
-
-def is_allowlist_file(file_path: str, cwd: str, team: Path) -> bool:
-    """True when ``file_path`` is a reviewed allowlist file (which no model may write)."""
-    from teamsync.security.allowlist import ALLOWLIST_NAME, allowlist_paths
-
-    raw = file_path if os.path.isabs(file_path) else os.path.join(cwd, file_path)
-    if os.path.basename(os.path.normpath(raw)) != ALLOWLIST_NAME:
-        return False
-    real = _real(raw)
-    return any(
-        os.path.normpath(raw) == str(p) or real == _real(str(p))
-        for p in allowlist_paths(Path(cwd), team.parent)
-    )
+    return load_committed(places.project, places.memdir, places.settings.environ)
 
 
 ALLOWLIST_REASON = (
@@ -209,16 +286,23 @@ ALLOWLIST_REASON = (
 )
 
 
-def check_content(target: Target, content: str, allowlist: frozenset[str]) -> str | None:
-    """The deny reason for ``content`` at ``target`` (the one write policy), or None."""
+def check_content(target: Target, content: str, places: Places) -> str | None:
+    """The deny reason for ``content`` at ``target`` (the one write policy), or None.
+
+    The committed allowlist is read (one ``git show``) only when there is a finding.
+    """
     from teamsync.security.guard import write_problem
 
-    problem = write_problem(target.key, content, allowlist=allowlist)
+    problem = write_problem(target.key, content)
+    if problem is not None and "likely secret" in problem:
+        allowlist = committed_allowlist(places)
+        if allowlist:
+            problem = write_problem(target.key, content, allowlist=allowlist)
     return None if problem is None else f"teamsync refused this write to team memory: {problem}."
 
 
 def _verdict(
-    tool: str, tool_input: Mapping[str, Any], target: Target, allowlist: frozenset[str]
+    tool: str, tool_input: Mapping[str, Any], target: Target, places: Places
 ) -> str | None:
     """The deny reason, or None to allow."""
     from teamsync.errors import TeamsyncError
@@ -231,16 +315,55 @@ def _verdict(
             f"{target.problem}. Use a plain relative path."
         )
     if tool == "NotebookEdit":
-        return check_content(target, "", allowlist) or (
+        return check_content(target, "", places) or (
             "teamsync refused this write to team memory: team memory holds only *.md files."
         )
     try:
-        content = resulting_content(tool, tool_input, target.team, target.key)
+        contents = resulting_contents(tool, tool_input, target.team, target.key)
+    except _EditUnapplied as exc:
+        return (
+            f"teamsync refused this edit of team memory: {exc}, so what the file would hold "
+            "is unknown (failing closed). Read the file, then edit it."
+        )
     except TeamsyncError as exc:
         return f"teamsync refused this write to team memory: {str(exc).rstrip('.')}."
     except (ValueError, OSError) as exc:
         return f"teamsync refused this write to team memory: {exc} (failing closed)."
-    return check_content(target, content, allowlist)
+    for content in contents:
+        reason = check_content(target, content, places)
+        if reason is not None:
+            return reason
+    return None
+
+
+def locate(path: str, places: Places) -> Target | None:
+    """The team-memory target of absolute ``path`` in any of the call's team directories.
+
+    A path is judged by its real target: besides what :func:`classify` finds, a
+    regular file elsewhere that is a hard link to a team file is that team file.
+    """
+    for team in places.teams:
+        target = classify(path, places.cwd, team)
+        if target is not None:
+            return target
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
+        return None
+    from teamsync.hooks.verify import walk
+
+    for team in places.teams:
+        try:
+            if os.stat(team).st_dev != st.st_dev:
+                continue
+        except OSError:
+            continue
+        for key, stamp in walk(str(team)).items():
+            if stamp[0] == st.st_ino:
+                return Target(team, key, "the path is a hard link to a team memory file")
+    return None
 
 
 _MEMORY_HINTS = ("/memory/", "/memory\\", "\\memory\\", "allowlist.json")
@@ -307,30 +430,54 @@ def evaluate(settings: Settings, raw: str, err: TextIO) -> str | None:
     if not isinstance(payload, dict):
         return _failed(settings, raw, err, "the payload is not a JSON object")
     tool = payload.get("tool_name")
-    if tool != "Bash" and tool not in EDIT_TOOLS:
+    if not isinstance(tool, str) or tool in READ_ONLY_TOOLS:
         return None
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return _failed(settings, raw, err, f"{tool} without a `tool_input` object")
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-    base = cwd if cwd and os.path.isabs(cwd) else str(settings.cwd)
+    from teamsync.hooks.places import resolve
+
+    places = resolve(settings, payload)
     if tool == "Bash":
         from teamsync.hooks.bash import judge_bash
 
         command = tool_input.get("command")
         if not isinstance(command, str):
             return _failed(settings, raw, err, "Bash without a string `tool_input.command`")
-        return judge_bash(settings, command, cwd, base)
+        reason = judge_bash(places, command)
+    elif tool in EDIT_TOOLS:
+        return _judge_file_tool(tool, tool_input, places, settings, raw, err)
+    else:
+        reason = None  # a tool the guard cannot model: only the check after it can judge
+    if reason is None:
+        from teamsync.hooks.verify import take
+
+        take(places, payload)
+    return reason
+
+
+def _judge_file_tool(
+    tool: str,
+    tool_input: Mapping[str, Any],
+    places: Places,
+    settings: Settings,
+    raw: str,
+    err: TextIO,
+) -> str | None:
     file_path = _tool_path(tool_input)
     if file_path is None:
         return _failed(settings, raw, err, f"{tool} without a string path in `tool_input`")
-    team = _team_dir(settings, cwd)
-    if is_allowlist_file(file_path, base, team):
-        return ALLOWLIST_REASON
-    target = classify(file_path, base, team)
+    from teamsync.hooks.places import expand
+    from teamsync.hooks.policy import guarded_files, guarded_target, refusal
+
+    path = expand(file_path, places.cwd, places.home)
+    item = guarded_target(path, guarded_files(places))
+    if item is not None:
+        return refusal(item)
+    target = locate(path, places)
     if target is None:
         return None
-    return _verdict(str(tool), tool_input, target, _allowlist(settings, cwd, team))
+    return _verdict(tool, tool_input, target, places)
 
 
 class GuardTimeout(BaseException):

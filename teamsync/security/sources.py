@@ -285,6 +285,43 @@ def iter_range(git_range: str, cwd: Path, environ: Mapping[str, str]) -> Iterato
         _finish(proc, "log")
 
 
+ZERO_SHA = frozenset({"0" * 40, "0" * 64})
+
+
+def iter_pushed(old: str, new: str, cwd: Path, env: Mapping[str, str]) -> Iterator[Item]:
+    """What a push of ``old`` → ``new`` brings (a server-side hook: ``env`` as git gave it).
+
+    Every line the new commits add (``old..new``; for a new branch ``new --not
+    --all``, the commits no ref has yet), each with its commit, so a secret added and removed again in the push is
+    still found; and every file the push changes, whole, at ``new``, so a secret
+    split across two edits is seen joined. ``old`` all zeros: a new branch, whose
+    whole tree is read.
+    """
+    commits = [new, "--not", "--all"] if old in ZERO_SHA else [f"{old}..{new}"]
+    proc = _popen(["log", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
+                   "--format=%x00commit %H", *commits, "--"], cwd, env)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    try:
+        yield from _added_lines(proc.stdout)  # type: ignore[arg-type]
+    finally:
+        _finish(proc, "log")
+    if old in ZERO_SHA:
+        listing = git(["ls-tree", "-r", "-z", "--full-tree", new], cwd, env)
+        rows = [r.split(b"\t", 1) for r in listing.split(b"\0") if r]
+        entries = [(m.split()[2].decode(), p.decode("utf-8", "replace")) for m, p in rows
+                   if m.split()[1] == b"blob"]  # fmt: skip
+    else:
+        diff = git(["diff-tree", "-r", "-z", "--no-renames", old, new], cwd, env).split(b"\0")
+        entries = []
+        for meta, name in zip(diff[0::2], diff[1::2], strict=False):
+            fields = meta.split()
+            if len(fields) >= 5 and fields[4] != b"D" and fields[1] != b"160000":
+                entries.append((fields[3].decode(), name.decode("utf-8", "replace")))
+    if entries:
+        yield from _cat_blobs(entries, cwd, env)
+
+
 def _added_lines(stream: BinaryIO) -> Iterator[Item]:
     """Chunks of the lines each commit adds, from a ``git log -p -U0`` stream."""
     path: str | None = None

@@ -22,9 +22,8 @@ import yaml
 
 from teamsync._files import write_atomic
 from teamsync.errors import ConfigError
-from teamsync.limits import DEFAULT_BRANCH
+from teamsync.limits import CONFIG_NAME, DEFAULT_BRANCH
 
-CONFIG_NAME = "teamsync.yaml"
 CONFIG_VERSION = 1
 CASE_FOLDING_HOSTS = frozenset({"github.com", "www.github.com", "gitlab.com", "bitbucket.org"})
 """Hosts whose repository paths are case-insensitive."""

@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING
 
 from teamsync import _git
 from teamsync._version import __version__
+from teamsync.limits import CONFIG_NAME
 from teamsync.sync.state import BaseStore
 
 if TYPE_CHECKING:
     from teamsync.sync.config import SyncConfig
 
-CONFIG_NAME = "teamsync.yaml"
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 __all__ = ["certify", "noop_version", "pointer_path"]

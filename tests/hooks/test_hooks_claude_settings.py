@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from teamsync.hooks.claude_settings import snippet
 from testing.hooks import REPO_ROOT, make_repo, run_teamsync
 
 FOREIGN: dict[str, Any] = {
@@ -36,6 +39,11 @@ def shipped() -> dict[str, Any]:
     return data
 
 
+def rendered() -> dict[str, Any]:
+    """What install-hooks writes: the shipped commands through this interpreter's path."""
+    return snippet(sys.executable)
+
+
 def commands(settings: dict[str, Any], event: str) -> list[str]:
     return [h["command"] for g in settings["hooks"].get(event, []) for h in g["hooks"]]
 
@@ -62,9 +70,11 @@ def read(project: Path) -> dict[str, Any]:
 
 def test_shipped_snippet_covers_the_four_events() -> None:
     hooks = shipped()["hooks"]
-    assert commands(shipped(), "PreToolUse") == ["teamsync guard"]
-    assert hooks["PreToolUse"][0]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
-    assert hooks["PostToolUse"][0]["matcher"] == "Write|Edit|MultiEdit"
+    for event, call in (("PreToolUse", "teamsync guard"),
+                        ("PostToolUse", "teamsync guard --event PostToolUse")):  # fmt: skip
+        [command] = commands(shipped(), event)
+        assert command.startswith(call + " || {") and command.endswith("exit 2; }")
+        assert hooks[event][0]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"
     assert commands(shipped(), "SessionStart") == ["teamsync guard --event SessionStart"]
     assert commands(shipped(), "Stop") == ["teamsync guard --event Stop"]
     for groups in hooks.values():
@@ -75,7 +85,7 @@ def test_shipped_snippet_covers_the_four_events() -> None:
 
 def test_fresh_project_gets_the_shipped_snippet_without_backup(project: Path) -> None:
     run(project)
-    without_stop = {"hooks": {k: v for k, v in shipped()["hooks"].items() if k != "Stop"}}
+    without_stop = {"hooks": {k: v for k, v in rendered()["hooks"].items() if k != "Stop"}}
     assert read(project) == without_stop  # the paid Stop (extraction) hook is opt-in
     assert not list((project / ".claude").glob("settings.json.bak-*"))
 
@@ -90,9 +100,9 @@ def test_merge_keeps_foreign_entries_and_is_idempotent(project: Path) -> None:
     assert merged["permissions"] == FOREIGN["permissions"] and merged["env"] == FOREIGN["env"]
     assert merged["hooks"]["Notification"] == FOREIGN["hooks"]["Notification"]
     assert merged["hooks"]["PreToolUse"][:2] == FOREIGN["hooks"]["PreToolUse"]
-    assert commands(merged, "PreToolUse")[-1] == "teamsync guard"
+    assert commands(merged, "PreToolUse")[-1] == commands(rendered(), "PreToolUse")[0]
     for event in ("SessionStart", "PostToolUse"):
-        assert commands(merged, event) == commands(shipped(), event)
+        assert commands(merged, event) == commands(rendered(), event)
     assert "Stop" not in merged["hooks"]
     backups = list(path.parent.glob("settings.json.bak-*"))
     assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == original
@@ -148,8 +158,73 @@ def test_an_earlier_install_gets_the_bash_matcher_without_a_second_group(project
     groups = read(project)["hooks"]["PreToolUse"]
     assert groups[0] == mixed  # a group holding someone else's hook is left alone
     assert [g["matcher"] for g in groups] == ["Write|Edit|MultiEdit", shipped_matcher()]
-    assert commands(read(project), "PreToolUse") == ["my-linter", "teamsync guard"]
+    assert commands(read(project), "PreToolUse") == [
+        "my-linter",
+        commands(rendered(), "PreToolUse")[0],
+    ]
 
 
 def shipped_matcher() -> str:
     return str(shipped()["hooks"]["PreToolUse"][0]["matcher"])
+
+
+# --- issue 24 §12: the hooks fail closed for a venv install -----------------------------
+
+
+def _hook_command(project: Path, event: str) -> str:
+    [command] = commands(read(project), event)
+    return command
+
+
+def _run_hook(command: str, payload: dict[str, Any], env: dict[str, str]) -> Any:
+    return subprocess.run(
+        ["/bin/sh", "-c", command],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def test_installed_hook_guards_from_a_venv_not_on_path(project: Path, tmp_path: Path) -> None:
+    from testing.hooks import fake_github_token
+
+    run(project)
+    command = _hook_command(project, "PreToolUse")
+    assert command.startswith(f"'{sys.executable}' -m teamsync guard")
+    memdir = tmp_path / "mem"
+    (memdir / "team").mkdir(parents=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TEAMSYNC_DIR": str(memdir)}
+    payload = {"tool_name": "Write", "cwd": str(project),
+               "tool_input": {"file_path": str(memdir / "team" / "x.md"),
+                              "content": f"token {fake_github_token()}\n"}}  # fmt: skip
+    proc = _run_hook(command, payload, env)
+    assert proc.returncode == 0, proc.stderr
+    decision = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert (
+        decision["permissionDecision"] == "deny"
+        and "github-pat" in decision["permissionDecisionReason"]
+    )
+
+
+@pytest.mark.parametrize("python", ["/nonexistent/bin/python", "/usr/bin/false"])
+def test_a_guard_that_cannot_start_blocks_with_exit_2(
+    project: Path, tmp_path: Path, python: str
+) -> None:
+    run(project)
+    for event in ("PreToolUse", "PostToolUse"):
+        command = _hook_command(project, event).replace(f"'{sys.executable}'", f"'{python}'")
+        payload = {"tool_name": "Bash", "cwd": str(project), "tool_input": {"command": "ls"}}
+        proc = _run_hook(command, payload, {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        assert proc.returncode == 2  # Claude Code's blocking exit code
+        assert "could not run, so this call is refused" in proc.stderr
+
+
+def test_install_refuses_an_interpreter_without_teamsync(project: Path, tmp_path: Path) -> None:
+    from teamsync.errors import SettingsFileError
+    from teamsync.hooks.claude_settings import install_claude_code
+
+    with pytest.raises(SettingsFileError, match="does not answer cleanly"):
+        install_claude_code(project, home=tmp_path, interpreter="/usr/bin/false")
+    assert not (project / ".claude" / "settings.json").exists()

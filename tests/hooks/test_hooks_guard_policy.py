@@ -34,7 +34,9 @@ def memdir(tmp_path: Path) -> Path:
 
 def run(memdir: Path, payload: dict[str, object] | str, **env: str) -> str | None:
     raw = payload if isinstance(payload, str) else json.dumps(payload)
-    settings = Settings.build(dir=str(memdir), environ={"HOME": str(memdir.parent), **env})
+    settings = Settings.build(
+        dir=str(memdir), environ={"HOME": str(memdir.parent), **env}, cwd=memdir.parent
+    )
     out, err = io.StringIO(), io.StringIO()
     assert hook.run_guard(settings, io.StringIO(raw), out, err) == 0
     verdict = decision(out.getvalue())
