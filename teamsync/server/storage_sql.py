@@ -42,6 +42,7 @@ from teamsync.server.storage import (
     Head,
     HistoryItem,
     RepoState,
+    Tombstone,
     TokenRecord,
     WriteOk,
     WriteRefused,
@@ -476,15 +477,16 @@ class SqlStorage(abc.ABC):
             )
         return [HistoryItem(int(r[0]), float(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
 
-    def tombstones(self, repo: str) -> dict[str, float]:
-        """key -> when it was deleted, for every deleted key not written again."""
+    def tombstones(self, repo: str) -> dict[str, Tombstone]:
+        """key -> when it was deleted and the checksum it held, for every deleted key not
+        written again."""
         with self._tx(write=False) as tx:
             rows = tx.q(
-                "SELECT e.key, e.updated_at FROM ts_entries e JOIN ts_repos r"
+                "SELECT e.key, e.updated_at, e.checksum FROM ts_entries e JOIN ts_repos r"
                 " ON r.id = e.repo_id WHERE r.name = ? AND e.deleted = 1",
                 (repo,),
             )
-        return {str(r[0]): float(r[1]) for r in rows}
+        return {str(r[0]): Tombstone(float(r[1]), str(r[2])) for r in rows}
 
     # -- tokens -----------------------------------------------------------------------
     def add_token(self, record: TokenRecord) -> None:

@@ -52,6 +52,7 @@ from teamsync.sync.renames import find_renames, make_moves, preview, redo_rename
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
+from teamsync.sync.tombstones import tombstoned_bases
 
 Mode = Literal["pull", "push", "sync", "status"]
 MAX_ROUNDS = 5
@@ -294,16 +295,25 @@ class _Run:
         skip = set(snap.rejected) | set(local.rejected) | self.hold
         history = self.backend if snap.version is not None else None  # an empty remote has none
         renamed = state.renamed_keys()
+
+        def synced_here(key: str) -> bool:
+            return key in renamed or bool(state.past_checksums(key))
+
+        gone = tombstoned_bases(
+            snap.deleted_sums, base, local_sums, snap.checksums, synced_here, state.known_checksums
+        )
         recovered = recover_bases(
             base,
             local_sums,
             snap.checksums,
             history,
-            skip | self.applier.held,  # a held file's bytes were never shared: no history to ask
-            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
+            # a held file's bytes were never shared: no history to ask; a tombstoned
+            # copy is already proven
+            skip | self.applier.held | set(gone),
+            synced_here=synced_here,
             known=state.known_checksums,
         )
-        plan_base = {**base, **recovered}
+        plan_base = {**base, **recovered, **gone}
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
         if self.lost is True:
             descends = getattr(self.backend, "descends_from", None)

@@ -347,7 +347,8 @@ class RestBackend:
             checksums=listed,
             changed_at=changed,
             rejected=rejected,
-            deleted=_deleted_at(data.get("deletedEntries"), listed),
+            deleted=(gone := _deleted_at(data.get("deletedEntries"), listed)),
+            deleted_sums=_deleted_sums(data.get("deletedChecksums"), gone),
             serial=_serial(data),
         )
 
@@ -496,7 +497,8 @@ class RestBackend:
             changed_at=changed,
             rejected=rejected,
             serial=_serial(data),
-            deleted=_deleted_at(content.get("deletedEntries") if content else None, texts),
+            deleted=(gone := _deleted_at(content.get("deletedEntries"), texts)),
+            deleted_sums=_deleted_sums(content.get("deletedChecksums"), gone),
         )
         return snap, texts
 
@@ -826,6 +828,21 @@ def _deleted_at(raw: object, live: Mapping[str, str]) -> dict[str, float]:
         if seconds < time.time() + 86_400:
             out[key] = seconds
     return out
+
+
+def _deleted_sums(raw: object, deleted: Mapping[str, float]) -> dict[str, str]:
+    """``deletedChecksums`` (teamsync's extension: key -> checksum of what was deleted),
+    only for keys ``deletedEntries`` listed, only well-formed checksums."""
+    out: dict[str, str] = {}
+    for key, value in raw.items() if isinstance(raw, dict) else ():
+        if key in deleted and isinstance(value, str) and _is_sha(value):
+            out[key] = value
+    return out
+
+
+def _is_sha(value: str) -> bool:
+    digest = value.removeprefix("sha256:")
+    return len(value) == 71 and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
 
 
 def _times(stamps: Mapping[Any, Any], keys: Mapping[str, str]) -> dict[str, float]:
