@@ -345,7 +345,7 @@ class _Run:
             if stop is not None:
                 return stop
         if sums is None:
-            report.add(report.recovered, sorted(recovered))
+            report.add(report.recovered, sorted({**recovered, **gone}))
         return steps
 
 
