@@ -330,9 +330,7 @@ def _get(
     tombs = store.tombstones(repo)
     gone = {k: round(t.at * 1000) for k, t in tombs.items()}
     sums = {k: t.checksum for k, t in tombs.items()}
-    chunks = streamed.body(
-        listing, repo, hashes=view == "hashes", deleted=gone, deleted_sums=sums
-    )
+    chunks = streamed.body(listing, repo, hashes=view == "hashes", deleted=gone, deleted_sums=sums)
     return StreamingResponse(
         streamed.stream(listing, chunks),
         media_type="application/json",
