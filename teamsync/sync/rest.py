@@ -477,7 +477,7 @@ class RestBackend:
     ) -> tuple[Snapshot, dict[str, str]]:
         content = data.get("content")
         entries = content.get("entries") if isinstance(content, dict) else None
-        if not isinstance(entries, dict):
+        if not isinstance(content, dict) or not isinstance(entries, dict):
             raise BackendError(f"{self.http.where} answered without content.entries; refused")
         claimed = content.get("entryChecksums") if isinstance(content, dict) else None
         claimed = claimed if isinstance(claimed, dict) else {}
