@@ -51,7 +51,14 @@ from teamsync.errors import BackendError, TooManyEntries
 from teamsync.limits import BATCH_BYTES, DEFAULT_MAX_ENTRIES, MAX_BODY_BYTES, MAX_MEMORY_BYTES
 from teamsync.security.keys import key_clashes
 from teamsync.security.names import printable
-from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
+from teamsync.sync.base import (
+    Applied,
+    BackendDefaults,
+    ChangeSet,
+    PreconditionFailed,
+    Snapshot,
+    checksum,
+)
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.history import Change
 from teamsync.sync.local import file_problem
@@ -122,7 +129,7 @@ class Limits:
         )
 
 
-class RestBackend:
+class RestBackend(BackendDefaults):
     """A :class:`~teamsync.sync.base.Backend` over a Claude Code-style team-memory server."""
 
     name = "rest"
