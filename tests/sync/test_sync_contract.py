@@ -6,7 +6,6 @@ force-push check (shown on the in-memory backend, ``testing/memory_backend.py``)
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
@@ -28,8 +27,8 @@ from teamsync.sync.config import load_config
 from teamsync.sync.engine import run_sync
 from teamsync.sync.git import GitBackend
 from teamsync.sync.memstore import MemstoreBackend
-from teamsync.sync.rest import RestBackend
 from teamsync.sync.report import SyncReport
+from teamsync.sync.rest import RestBackend
 from teamsync.sync.state import BaseStore
 from testing.gitrepos import memory
 from testing.memory_backend import MemoryBackend, MemoryMate, make_memory_team
