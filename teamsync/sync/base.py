@@ -18,6 +18,10 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from teamsync.wire import checksum as checksum  # re-exported: the engine plans on these
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from teamsync.sync.history import Change
+    from teamsync.sync.restore import RemoteVersion
     from teamsync.sync.state import RemoteListing
 
 
@@ -289,3 +293,39 @@ class ForwardingBackend:
 
     def keep_listing_at_mark(self) -> None:
         self.inner.keep_listing_at_mark()
+
+
+# -- optional capabilities of the commands (not the engine's: no safety check rides on
+# them), checked by type: a backend without one makes the command say so.
+@runtime_checkable
+class Logs(Protocol):
+    """A remote that keeps a history: ``teamsync log`` and ``teamsync restore --at``."""
+
+    def log(self, key: str | None, limit: int) -> list[Change]:
+        """The newest ``limit`` changes (of ``key``), newest first."""
+        ...
+
+    def version_at(self, key: str, ref: str) -> RemoteVersion:
+        """``key`` as the remote held it at ``ref``."""
+        ...
+
+
+@runtime_checkable
+class ChecksServer(Protocol):
+    """A remote that can tell, after an empty snapshot, that the URL is not one at all."""
+
+    def check_server(self) -> None:
+        """Raise a ConfigError naming what answered when it is not a remote of this kind."""
+        ...
+
+
+@runtime_checkable
+class CertifiesNoop(Protocol):
+    """A remote the CLI's fast no-op path can answer for (git: :mod:`teamsync.sync.noop`)."""
+
+    path: Path
+    """The local clone the fast path asks."""
+
+    def noop_listing(self) -> tuple[str, Mapping[str, str]] | None:
+        """The fetched head and its vetted listing, when it refuses nothing."""
+        ...
