@@ -176,7 +176,7 @@ def test_case_rename_against_a_teammates_edit_keeps_both(team: list[Member]) -> 
     assert alice.files() == bob.files() == {"deploy.md": edited}
 
 
-@pytest.mark.parametrize("kind", ["git", "rest"])
+@pytest.mark.parametrize("kind", ["git", "rest", "memory"])
 def test_fuzzer_shrunk_case_rename_race_converges(kind: str, tmp_path: Path) -> None:
     """h18's 5-operation reproduction, replayed through the fuzzer's own oracle."""
     from testing.fuzz import replay, rest_host
@@ -188,8 +188,8 @@ def test_fuzzer_shrunk_case_rename_race_converges(kind: str, tmp_path: Path) -> 
         ("edit", 1, 753, 946),
         ("case_rename", 2),
     ]
-    if kind == "git":
-        assert replay("git", ops, 3, None).stats.violations == []
+    if kind in ("git", "memory"):
+        assert replay(kind, ops, 3, None).stats.violations == []
     else:
         with rest_host(tmp_path / "fuzz") as host:
             assert replay("rest", ops, 3, host).stats.violations == []
