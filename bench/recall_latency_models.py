@@ -35,6 +35,12 @@ def main() -> int:
         default=10**9,
         help="above this many memories, USE's build is estimated from the smaller run's rate",
     )
+    parser.add_argument(
+        "--rate-s",
+        type=float,
+        help="a per-memory build rate measured earlier (wall seconds): skips the smaller "
+        "build, the larger one is estimated from it",
+    )
     parser.add_argument("--models", default=f"{use_encoder.NAME},{embed.MODEL_NAME}")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -47,7 +53,7 @@ def main() -> int:
     for model, path, limit in plans:
         data = json.loads(path.read_text(encoding="utf-8"))
         encoder = models.encoder(model)
-        rate = None
+        rate = args.rate_s
         with tempfile.TemporaryDirectory() as tmp:
             for n in sizes:
                 row = R.latency(
