@@ -150,7 +150,9 @@ class VectorStore:
         if digest and rows:
             write_atomic(self._sidecar(digest), blob, durable=False)  # only a cache
             blob = b""
-        for old in self.path.parent.glob(f"{self.path.name}.*.f32"):
+        import glob
+
+        for old in self.path.parent.glob(f"{glob.escape(self.path.name)}.*.f32"):
             if not digest or old != self._sidecar(digest):
                 old.unlink(missing_ok=True)
         self._db.execute(
