@@ -36,6 +36,20 @@ from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot
+from teamsync.sync.context import RunContext
+from teamsync.sync.decide import (
+    DELETE_HERE,
+    DELETE_REMOTE,
+    PUSH,
+    RECORD,
+    REFUSE,
+    WRITE_HERE,
+    Plan,
+    View,
+    decide,
+    settle,
+)
+from teamsync.sync.decide import MERGE as MERGE_ACTION
 from teamsync.sync.guards import (
     Safety,
     Stop,
@@ -45,7 +59,10 @@ from teamsync.sync.guards import (
     restore_local,
     restore_plan,
 )
+from teamsync.sync.incoming import prepare_incoming
+from teamsync.sync.indexround import fix_after, settle_index, view_index
 from teamsync.sync.local import LocalTree, scan_local
+from teamsync.sync.outgoing import prepare_outgoing
 from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
 from teamsync.sync.recover import recover_bases
 from teamsync.sync.renames import find_renames, make_moves, preview, redo_renames, renames_in
@@ -54,6 +71,8 @@ from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
 
 Mode = Literal["pull", "push", "sync", "status"]
+INCOMING_ACTIONS = frozenset({RECORD, WRITE_HERE, DELETE_HERE, MERGE_ACTION})
+OUTGOING_ACTIONS = frozenset({PUSH, DELETE_REMOTE})
 MAX_ROUNDS = 5
 """Rounds that only carry this run's own merges and copies to the remote, at most."""
 
@@ -96,14 +115,16 @@ def run_sync(
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
     applier = Applier(
-        team,
-        state,
-        report,
-        who=who,
-        now=now,
-        freshness_dir=freshness_dir,
-        allowlist=allowlist,
-        progress=None if dry else progress,
+        RunContext(
+            team,
+            state,
+            report,
+            who=who,
+            now=now,
+            freshness_dir=freshness_dir,
+            allowlist=allowlist,
+            progress=None if dry else progress,
+        )
     )
     keep = getattr(backend, "use_cache", None)
     if keep is not None:  # REST: the listing and its ETag outlive the run (one 304 next time)
@@ -143,6 +164,10 @@ class _Run:
         self.progress, self.safety, self.where = progress, safety, where
         self.hold: set[str] = set()
         """Keys this round leaves alone (push: a rename for ``sync`` to follow)."""
+        self.hold_why: dict[str, str] = {}
+        """Why, for each key of :attr:`hold`."""
+        self.plan_base: Mapping[str, str] = {}
+        """The base this round was planned on (the store's, with recovered bases)."""
         self.lost: Stop | None | bool = True
         """This round's lost-history verdict (True: not judged yet)."""
 
@@ -160,9 +185,9 @@ class _Run:
         snap = backend.snapshot()
         applier.report.version = snap.version
         local = scan_local(applier.team, state, clean=not dry)
-        applier.note_rejected(snap.rejected, local.rejected)
-        applier.note_unknown(local.unknown, state.checksums())
-        self.hold, self.lost = set(), True
+        applier.report.note_rejected(snap.rejected, local.rejected)
+        applier.report.note_unknown(local.unknown, state.checksums())
+        self.hold, self.hold_why, self.lost = set(), {}, True
         if dry:
             return self._rest(snap, local)
         skip = set(snap.rejected) | set(local.rejected)
@@ -176,13 +201,13 @@ class _Run:
                 return "stopped"
         if moves and mode == "push":
             for m in moves:
-                self.hold |= {m.old, m.new}
-                applier.reject(
-                    m.source,
+                why = (
                     f"the team renamed it ({m.old} and {m.new} are one memory) while it "
-                    "changed here: run `teamsync sync` to follow the rename",
-                    held=True,
+                    "changed here: run `teamsync sync` to follow the rename"
                 )
+                self.hold |= {m.old, m.new}
+                self.hold_why.update({m.old: why, m.new: why})
+                applier.report.reject(m.source, why, held=True, code="rename-pending")
             moves = []
         moved = make_moves(applier.team, state, moves, local.checksums, base)
         applier.report.add(applier.report.renamed, [f"{o} -> {n}" for o, n in moved.followed])
@@ -194,15 +219,8 @@ class _Run:
         return "more" if put_back and outcome == "done" and mode == "sync" else outcome
 
     def _rest(self, snap: Snapshot, local: LocalTree) -> str:
-        """The round after the scan: plan, pull, push."""
-        applier, backend, mode, dry, progress = (
-            self.applier,
-            self.backend,
-            self.mode,
-            self.dry,
-            self.progress,
-        )
-        state = applier.state
+        """The round after the scan: decide (:mod:`teamsync.sync.decide`), pull, push."""
+        ctx, backend, report = self.applier.ctx, self.backend, self.applier.report
         remote = {**snap.rejected, **snap.checksums}  # a refused remote name is taken too
         early: dict[str, str] = {}
 
@@ -211,54 +229,80 @@ class _Run:
                 early.update(backend.fetch([INDEX_NAME]))
             return early.get(INDEX_NAME)
 
-        applier.view_index(local, remote, team_index)
+        view_index(ctx, local, remote, team_index)
         steps = self._plan(snap, local)
-        if isinstance(steps, Stop):
-            applier.report.stop = steps
-            return "stopped"
-        if mode == "sync" and not dry and not local.unknown:
-            if applier.settle_index(local, remote, team_index):
+        if not isinstance(steps, Stop) and self._settles(local):
+            if settle_index(ctx, local, remote, team_index):
                 steps = self._plan(snap, local)
-                if isinstance(steps, Stop):
-                    applier.report.stop = steps
-                    return "stopped"
-        incoming = [s for s in steps if s.action in INCOMING]
-        outgoing = applier.hold_clashes(
-            [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
+        if isinstance(steps, Stop):
+            report.stop = steps
+            report.plan = decide(self._view(snap, local))
+            return "stopped"
+        plan = decide(self._view(snap, local), steps)
+        for e in plan.holds(before_fetch=True):
+            report.reject(e.key, e.why, held=True, code=e.code)
+        try:
+            return self._execute(plan, snap, local, early)
+        finally:
+            report.plan = settle(plan, report.outcomes())
+
+    def _settles(self, local: LocalTree) -> bool:
+        """Does this round settle ``MEMORY.md`` before sending (see :func:`settle_index`)?"""
+        return self.mode == "sync" and not self.dry and not local.unknown
+
+    def _view(self, snap: Snapshot, local: LocalTree) -> View:
+        """The plain data this round decides on."""
+        return View(
+            base=self.plan_base,
+            local=local.checksums,
+            remote=snap.checksums,
+            remote_refused=snap.rejected,
+            local_refused=local.rejected,
+            unknown=local.unknown,
+            hold=self.hold_why,
+            gate_refused=self.applier.ctx.gate.refused_now(local.checksums),
+            mode=self.mode,
         )
-        incoming = applier.hold_held_merges(incoming)
-        if mode == "push":
-            incoming = applier.hold_merges(incoming)
+
+    def _execute(self, plan: Plan, snap: Snapshot, local: LocalTree, early: dict[str, str]) -> str:
+        """Carry ``plan`` out: fetch, prepare and apply the local writes, then push."""
+        ctx, backend, report = self.applier.ctx, self.backend, self.applier.report
+        incoming, outgoing = plan.steps(INCOMING_ACTIONS), plan.steps(OUTGOING_ACTIONS)
         wanted = [s.key for s in incoming if s.action in (PULL, MERGE)]
         texts = {**backend.fetch([k for k in wanted if k not in early]), **early}
         refused: dict[str, str] = getattr(backend, "refused_on_fetch", {})
-        applier.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
-        writes = applier.prepare_incoming(
-            incoming,
-            texts,
-            snap.changed_at,
-            local.checksums,
-            snap.checksums.keys() | snap.rejected.keys(),
-        )
-        changes = applier.prepare_outgoing(outgoing, snap.version, dry)
-        if dry:
-            applier.report_planned(writes, changes)
+        report.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
+        for e in plan.holds(before_fetch=False):
+            report.reject(e.key, e.why, held=e.action != REFUSE, code=e.code)
+        names = snap.checksums.keys() | snap.rejected.keys()
+        writes = prepare_incoming(ctx, incoming, texts, snap.changed_at, local.checksums, names)
+        changes = prepare_outgoing(ctx, outgoing, snap.version)
+        if self.dry:
+            self.applier.report_planned(writes, changes)
             return "done"
         total = sum(1 for w in writes if w.touch) + len(changes.upserts) + len(changes.deletes)
-        if progress is not None:
-            progress.start(total)
-        more = applier.apply_local(writes, progress)
-        report = applier.report
-        state.record_renames(
+        if self.progress is not None:
+            self.progress.start(total)
+        more = self.applier.apply_local(writes, self.progress)
+        ctx.state.record_renames(
             (old, new, c)
             for old, new, c in renames_in(incoming, incoming=True)
             if old in report.deleted and new in report.written
         )
         if not local.unknown:  # an index rebuilt without the unknown folder would drop it
-            more = applier.fix_index(writes, local.checksums, remote.keys()) or more
+            more = fix_after(ctx, writes, local.checksums, names) or more
+        outcome = self._push(snap, outgoing, changes)
+        if outcome == "again":
+            return outcome
+        return "more" if more and self.mode == "sync" else "done"
+
+    def _push(self, snap: Snapshot, outgoing: list[Step], changes: ChangeSet) -> str:
+        """Send ``changes`` (if any) and record the remote's new mark; ``again`` when the
+        remote moved under the push."""
+        state, applier = self.applier.state, self.applier
         mark = RemoteMark(snap.version, snap.serial)
         if changes.upserts or changes.deletes:
-            result = backend.apply(changes)
+            result = self.backend.apply(changes)
             if not isinstance(result, Applied):
                 return "again"
             changes = _without_held(applier, changes, result)
@@ -269,10 +313,10 @@ class _Run:
                 if old in changes.deletes and new in changes.upserts
             )
             mark = RemoteMark(result.version, result.serial)
-            if progress is not None:
-                progress.advance(len(changes.upserts) + len(changes.deletes))
+            if self.progress is not None:
+                self.progress.advance(len(changes.upserts) + len(changes.deletes))
         state.set_remote_mark(mark)
-        return "more" if more and mode == "sync" else "done"
+        return "done"
 
     def _plan(
         self,
@@ -299,11 +343,13 @@ class _Run:
             local_sums,
             snap.checksums,
             history,
-            skip | self.applier.held,  # a held file's bytes were never shared: no history to ask
+            skip
+            | self.applier.ctx.held,  # a held file's bytes were never shared: no history to ask
             synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
             known=state.known_checksums,
         )
         plan_base = {**base, **recovered}
+        self.plan_base = plan_base
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
         if self.lost is True:
             descends = getattr(self.backend, "descends_from", None)
@@ -345,7 +391,8 @@ def _without_held(applier: Applier, changes: ChangeSet, result: Applied) -> Chan
     if not result.held:
         return changes
     for key, why in sorted(result.held.items()):
-        applier.reject(key, f"not pushed: the remote refused it: {why}", held=True)
+        why = f"not pushed: the remote refused it: {why}"
+        applier.report.reject(key, why, held=True, code="remote-held")
     kept = {k: v for k, v in changes.upserts.items() if k not in result.held}
     return ChangeSet(
         kept,
