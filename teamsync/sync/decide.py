@@ -175,13 +175,15 @@ class Plan:
         """Every key of the plan (each once, unless a caller built a broken plan)."""
         return [e.key for e in self.entries] + list(self.in_sync)
 
-    def to_json(self) -> dict[str, Any]:
-        """The entries that do something or say why not (keys in sync are counted)."""
-        return {"entries": [e.to_json() for e in self.entries], "in_sync": len(self.in_sync)}
+    def to_json(self) -> list[dict[str, Any]]:
+        """The entries that do something or say why not (keys in sync everywhere are
+        left out: ``status --explain KEY`` gives theirs)."""
+        return [e.to_json() for e in self.entries]
 
     def steps(self, actions: Collection[str]) -> list[p.Step]:
-        """The steps to execute for entries whose action is in ``actions``, sorted by key."""
-        out = [e for e in self.entries if e.action in actions]
+        """The steps to execute for entries whose action is in ``actions``, sorted by key
+        (actions that execute nothing, such as a hold, have no step)."""
+        out = [e for e in self.entries if e.action in actions and e.action in _EXECUTED]
         return [p.Step(e.key, _step_action(e), e.base, e.local, e.remote) for e in _by_key(out)]
 
     def holds(self, *, before_fetch: bool) -> list[Entry]:
@@ -209,6 +211,9 @@ _TO_STEP = {
     DELETE_REMOTE: p.DELETE_REMOTE,
     MERGE: p.MERGE,
 }
+
+
+_EXECUTED = frozenset({RECORD, *_TO_STEP})
 
 
 def _step_action(e: Entry) -> str:

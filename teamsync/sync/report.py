@@ -181,9 +181,9 @@ class SyncReport:
             "index_conflicts": self.index_conflicts,
             "dry_run": self.dry_run,
         }
-        if self.dry_run and self.plan is not None:  # status, --dry-run: the plan itself
-            plan = self.plan.to_json()
-            for entry in plan["entries"]:
+        if self.dry_run:  # status, --dry-run: the plan itself
+            plan = [] if self.plan is None else self.plan.to_json()
+            for entry in plan:
                 entry["key"] = _shown(entry["key"])
             out["plan"] = plan
         return out
