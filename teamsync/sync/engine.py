@@ -46,6 +46,7 @@ from teamsync.sync.decide import (
     WRITE_HERE,
     Plan,
     View,
+    allowed,
     decide,
     settle,
 )
@@ -63,7 +64,7 @@ from teamsync.sync.incoming import prepare_incoming
 from teamsync.sync.indexround import fix_after, settle_index, view_index
 from teamsync.sync.local import LocalTree, scan_local
 from teamsync.sync.outgoing import prepare_outgoing
-from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
+from teamsync.sync.plan import MERGE, PULL, Step, plan
 from teamsync.sync.recover import recover_bases
 from teamsync.sync.renames import find_renames, make_moves, preview, redo_renames, renames_in
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
@@ -77,14 +78,6 @@ MAX_ROUNDS = 5
 """Rounds that only carry this run's own merges and copies to the remote, at most."""
 
 __all__ = ["Conflict", "Mode", "Progress", "Rejection", "Safety", "SyncReport", "run_sync"]
-
-
-def _allowed(mode: Mode) -> frozenset[str]:
-    if mode == "pull":
-        return INCOMING
-    if mode == "push":
-        return OUTGOING | {"adopt", "forget", MERGE}
-    return INCOMING | OUTGOING
 
 
 def run_sync(
@@ -331,23 +324,12 @@ class _Run:
         (:func:`teamsync.sync.renames.preview`); the remote's history is judged once per
         round, against the base as it was before any move.
         """
-        state, safety, report = self.applier.state, self.safety, self.applier.report
+        state, safety = self.applier.state, self.safety
         real = state.checksums()
         base = real if moved_base is None else dict(moved_base)
         local_sums = local.checksums if sums is None else sums
         skip = set(snap.rejected) | set(local.rejected) | self.hold
-        history = self.backend if snap.version is not None else None  # an empty remote has none
-        renamed = state.renamed_keys()
-        recovered = recover_bases(
-            base,
-            local_sums,
-            snap.checksums,
-            history,
-            skip
-            | self.applier.ctx.held,  # a held file's bytes were never shared: no history to ask
-            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
-            known=state.known_checksums,
-        )
+        recovered = self._recovered(snap, base, local_sums, skip)
         plan_base = {**base, **recovered}
         self.plan_base = plan_base
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
@@ -373,15 +355,42 @@ class _Run:
             stop = missing_here(steps, plan_base, safety, "pull")
             if stop is not None:
                 return stop
-        allowed = _allowed(self.mode)
-        steps = [s for s in steps if s.action in allowed]
-        if lost is None or safety.recover != "accept-remote":
+        return self._allowed_steps(steps, plan_base, lost, recovered if sums is None else {})
+
+    def _recovered(
+        self, snap: Snapshot, base: Mapping[str, str], local_sums: Mapping[str, str], skip: set[str]
+    ) -> dict[str, str]:
+        """Bases the remote's history supplies for keys with none here (:mod:`~teamsync.sync.recover`)."""
+        state = self.applier.state
+        history = self.backend if snap.version is not None else None  # an empty remote has none
+        renamed = state.renamed_keys()
+        return recover_bases(
+            base,
+            local_sums,
+            snap.checksums,
+            history,
+            skip | self.applier.ctx.held,  # a held file's bytes were never shared: no history
+            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
+            known=state.known_checksums,
+        )
+
+    def _allowed_steps(
+        self,
+        steps: list[Step],
+        plan_base: Mapping[str, str],
+        lost: Stop | None,
+        recovered: Mapping[str, str],
+    ) -> list[Step] | Stop:
+        """The steps this mode takes, unless the mass-change guard stops them; the
+        ``recovered`` bases are reported."""
+        state, report = self.applier.state, self.applier.report
+        steps = [s for s in steps if s.action in allowed(self.mode)]
+        if lost is None or self.safety.recover != "accept-remote":
             command = "sync" if self.mode == "status" else self.mode
-            stop = mass_change(steps, plan_base, state.past_checksums, safety, command)
+            stop = mass_change(steps, plan_base, state.past_checksums, self.safety, command)
             if stop is not None:
                 return stop
-        if sums is None:
-            report.add(report.recovered, sorted(recovered))
+        report.add(report.recovered, sorted(recovered))
         return steps
 
 

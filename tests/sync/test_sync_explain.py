@@ -53,3 +53,12 @@ def test_explain_in_push_mode_terms_a_merge_held_for_sync(tmp_path: Path) -> Non
     assert (entry.action, entry.code) == ("hold_back", "merge-in-sync-only")
     would = json.loads(bob.cli("--json", "status", "--explain", "n.md").stdout)["entry"]
     assert (would["action"], would["code"]) == ("merge", "merged")
+
+
+def test_docs_list_every_action_and_reason_code() -> None:
+    from teamsync.sync import decide
+
+    doc = (Path(__file__).parents[2] / "docs/sync.md").read_text(encoding="utf-8")
+    section = doc.split("## The plan of a round", 1)[1].split("\n## ", 1)[0]
+    missing = [c for c in (*decide.ACTIONS, *decide.REASONS) if f"| `{c}` |" not in section]
+    assert not missing
