@@ -329,7 +329,17 @@ class _Run:
         base = real if moved_base is None else dict(moved_base)
         local_sums = local.checksums if sums is None else sums
         skip = set(snap.rejected) | set(local.rejected) | self.hold
-        recovered = self._recovered(snap, base, local_sums, skip)
+        history = self.backend if snap.version is not None else None  # an empty remote has none
+        renamed = state.renamed_keys()
+        recovered = recover_bases(
+            base,
+            local_sums,
+            snap.checksums,
+            history,
+            skip | self.applier.ctx.held,  # a held file's bytes were never shared: no history
+            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
+            known=state.known_checksums,
+        )
         plan_base = {**base, **recovered}
         self.plan_base = plan_base
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
@@ -356,23 +366,6 @@ class _Run:
             if stop is not None:
                 return stop
         return self._allowed_steps(steps, plan_base, lost, recovered if sums is None else {})
-
-    def _recovered(
-        self, snap: Snapshot, base: Mapping[str, str], local_sums: Mapping[str, str], skip: set[str]
-    ) -> dict[str, str]:
-        """Bases the remote's history supplies for keys with none here (:mod:`~teamsync.sync.recover`)."""
-        state = self.applier.state
-        history = self.backend if snap.version is not None else None  # an empty remote has none
-        renamed = state.renamed_keys()
-        return recover_bases(
-            base,
-            local_sums,
-            snap.checksums,
-            history,
-            skip | self.applier.ctx.held,  # a held file's bytes were never shared: no history
-            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
-            known=state.known_checksums,
-        )
 
     def _allowed_steps(
         self,
