@@ -34,23 +34,10 @@ from typing import Literal
 from teamsync.errors import ConflictError
 from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
+from teamsync.sync import context
+from teamsync.sync import decide as d
 from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot
-from teamsync.sync.context import RunContext
-from teamsync.sync.decide import (
-    DELETE_HERE,
-    DELETE_REMOTE,
-    PUSH,
-    RECORD,
-    REFUSE,
-    WRITE_HERE,
-    Plan,
-    View,
-    allowed,
-    decide,
-    settle,
-)
-from teamsync.sync.decide import MERGE as MERGE_ACTION
 from teamsync.sync.guards import (
     Safety,
     Stop,
@@ -72,8 +59,8 @@ from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
 
 Mode = Literal["pull", "push", "sync", "status"]
-INCOMING_ACTIONS = frozenset({RECORD, WRITE_HERE, DELETE_HERE, MERGE_ACTION})
-OUTGOING_ACTIONS = frozenset({PUSH, DELETE_REMOTE})
+INCOMING_ACTIONS = frozenset({d.RECORD, d.WRITE_HERE, d.DELETE_HERE, d.MERGE})
+OUTGOING_ACTIONS = frozenset({d.PUSH, d.DELETE_REMOTE})
 MAX_ROUNDS = 5
 """Rounds that only carry this run's own merges and copies to the remote, at most."""
 
@@ -108,7 +95,7 @@ def run_sync(
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
     applier = Applier(
-        RunContext(
+        context.RunContext(
             team,
             state,
             report,
@@ -229,23 +216,23 @@ class _Run:
                 steps = self._plan(snap, local)
         if isinstance(steps, Stop):
             report.stop = steps
-            report.plan = decide(self._view(snap, local))
+            report.plan = d.decide(self._view(snap, local))
             return "stopped"
-        plan = decide(self._view(snap, local), steps)
+        plan = d.decide(self._view(snap, local), steps)
         for e in plan.holds(before_fetch=True):
             report.reject(e.key, e.why, held=True, code=e.code)
         try:
             return self._execute(plan, snap, local, early)
         finally:
-            report.plan = settle(plan, report.outcomes())
+            report.plan = d.settle(plan, report.outcomes())
 
     def _settles(self, local: LocalTree) -> bool:
         """Does this round settle ``MEMORY.md`` before sending (see :func:`settle_index`)?"""
         return self.mode == "sync" and not self.dry and not local.unknown
 
-    def _view(self, snap: Snapshot, local: LocalTree) -> View:
+    def _view(self, snap: Snapshot, local: LocalTree) -> d.View:
         """The plain data this round decides on."""
-        return View(
+        return d.View(
             base=self.plan_base,
             local=local.checksums,
             remote=snap.checksums,
@@ -257,7 +244,9 @@ class _Run:
             mode=self.mode,
         )
 
-    def _execute(self, plan: Plan, snap: Snapshot, local: LocalTree, early: dict[str, str]) -> str:
+    def _execute(
+        self, plan: d.Plan, snap: Snapshot, local: LocalTree, early: dict[str, str]
+    ) -> str:
         """Carry ``plan`` out: fetch, prepare and apply the local writes, then push."""
         ctx, backend, report = self.applier.ctx, self.backend, self.applier.report
         incoming, outgoing = plan.steps(INCOMING_ACTIONS), plan.steps(OUTGOING_ACTIONS)
@@ -266,7 +255,7 @@ class _Run:
         refused: dict[str, str] = getattr(backend, "refused_on_fetch", {})
         report.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
         for e in plan.holds(before_fetch=False):
-            report.reject(e.key, e.why, held=e.action != REFUSE, code=e.code)
+            report.reject(e.key, e.why, held=e.action != d.REFUSE, code=e.code)
         names = snap.checksums.keys() | snap.rejected.keys()
         writes = prepare_incoming(ctx, incoming, texts, snap.changed_at, local.checksums, names)
         changes = prepare_outgoing(ctx, outgoing, snap.version)
@@ -377,7 +366,7 @@ class _Run:
         """The steps this mode takes, unless the mass-change guard stops them; the
         ``recovered`` bases are reported."""
         state, report = self.applier.state, self.applier.report
-        steps = [s for s in steps if s.action in allowed(self.mode)]
+        steps = [s for s in steps if s.action in d.allowed(self.mode)]
         if lost is None or self.safety.recover != "accept-remote":
             command = "sync" if self.mode == "status" else self.mode
             stop = mass_change(steps, plan_base, state.past_checksums, self.safety, command)
