@@ -22,17 +22,13 @@ output goes to ``<state dir>/hooks/<job>.log``.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from teamsync._lock import FileLock
 from teamsync.config import Settings
-from teamsync.hooks.background import job_name, spawn
-from teamsync.hooks.gitenv import no_git_env
 
 PUSH_DEBOUNCE = 2.0
 PULL_MIN_INTERVAL = 60.0
@@ -68,6 +64,10 @@ def _hooks_state(settings: Settings) -> Path:
 
 
 def session_start(settings: Settings, err: TextIO) -> int:
+    import subprocess
+
+    from teamsync.hooks.gitenv import no_git_env
+
     memdir = _configured_memdir(settings)
     if memdir is None:
         return 0
@@ -124,6 +124,8 @@ def post_tool_use(settings: Settings, payload: dict[str, Any], out: TextIO) -> i
 
 
 def _schedule_push(settings: Settings, memdir: Path) -> None:
+    from teamsync._lock import FileLock
+    from teamsync.hooks.background import job_name, spawn
     from teamsync.hooks.deferred import write_due
     from teamsync.limits import CONFIG_NAME
 
@@ -148,6 +150,9 @@ def _schedule_push(settings: Settings, memdir: Path) -> None:
 
 
 def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
+    from teamsync._lock import FileLock
+    from teamsync.hooks.background import job_name, spawn
+
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not Path(transcript).is_file():
         return 0
@@ -171,6 +176,8 @@ def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
 
 
 def git_pull(settings: Settings, err: TextIO, *, quiet: bool = False) -> int:
+    from teamsync.hooks.background import job_name, spawn
+
     memdir = _configured_memdir(settings)
     if memdir is None:
         return 0
