@@ -16,7 +16,15 @@ teamsync`` start is spent before teamsync's code runs:
 Imports nothing of teamsync before it knows the event.
 """
 
+from __future__ import annotations
+
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 
 class _SiteOnMiss:
@@ -28,14 +36,15 @@ class _SiteOnMiss:
     done = False
 
     @classmethod
-    def find_spec(cls, name, path=None, target=None):  # type: ignore[no-untyped-def]
+    def find_spec(
+        cls, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         if cls.done or path is not None:
             return None
         import importlib.machinery
-        import os
 
         finder = importlib.machinery.PathFinder
-        if finder.find_spec(name, _site_dirs(os)) is None:
+        if finder.find_spec(name, _site_dirs()) is None:
             return None
         cls.done = True
         import site
@@ -44,7 +53,9 @@ class _SiteOnMiss:
         return finder.find_spec(name)
 
 
-def _site_dirs(os):  # type: ignore[no-untyped-def]
+def _site_dirs() -> list[str]:
+    import os
+
     version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     venv = os.path.dirname(os.path.dirname(sys.executable))
     prefixes = [venv] if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else []
@@ -52,7 +63,7 @@ def _site_dirs(os):  # type: ignore[no-untyped-def]
     return [os.path.join(p, "lib", version, "site-packages") for p in prefixes]
 
 
-def main(argv: list) -> int:  # type: ignore[type-arg]
+def main(argv: list[str]) -> int:
     from teamsync.cli import main as cli_main
 
     return cli_main(argv)
