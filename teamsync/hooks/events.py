@@ -89,13 +89,20 @@ def session_start(settings: Settings, err: TextIO) -> int:
     return 0
 
 
-def post_tool_use(settings: Settings, payload: dict[str, Any], out: TextIO) -> int:
+def post_tool_use(
+    settings: Settings, payload: dict[str, Any], out: TextIO, *, failed: bool = False
+) -> int:
     """Check what the call changed (:mod:`teamsync.hooks.verify`), answer with Claude
     Code's blocking PostToolUse decision when something was moved or put back, and
-    start a debounced push after a clean Write or Edit of a team memory."""
+    start a debounced push after a clean Write or Edit of a team memory.
+
+    ``failed``: the ``PostToolUseFailure`` event (the tool failed, or was interrupted,
+    after it started: a Bash command that exited non-zero may have written anyway).
+    The same check runs at once instead of at the session's next call; the answer is
+    the event's ``additionalContext``, and no push is started."""
     from teamsync.hooks.guard import EDIT_TOOLS, READ_ONLY_TOOLS, _tool_path, locate
     from teamsync.hooks.places import expand, resolve
-    from teamsync.hooks.verify import block_json, check, check_written
+    from teamsync.hooks.verify import answer_json, check, check_written
 
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or tool in READ_ONLY_TOOLS:
@@ -115,10 +122,10 @@ def post_tool_use(settings: Settings, payload: dict[str, Any], out: TextIO) -> i
     else:
         messages = check(places, payload)
     if messages:
-        out.write(block_json(messages) + "\n")
+        out.write(answer_json(messages, failed=failed) + "\n")
         out.flush()
         return 0
-    if target is not None and target.problem is None and tool != "NotebookEdit":
+    if target is not None and not failed and target.problem is None and tool != "NotebookEdit":
         _schedule_push(settings, target.team.parent)
     return 0
 
@@ -204,23 +211,20 @@ def run_event(settings: Settings, event: str, stdin: TextIO, out: TextIO, err: T
         # post-checkout runs on every `git checkout`/`switch`: it pulls without a word.
         return git_pull(settings, err, quiet=event == "post-checkout")
     payload = _payload(stdin.read(), err)
-    if event == "PostToolUse":  # the session's project, not the cwd the model moved to
+    if event in ("PostToolUse", "PostToolUseFailure"):  # the session's project, not the cwd
+        failed = event == "PostToolUseFailure"
         try:
-            return post_tool_use(settings, payload, out)
+            return post_tool_use(settings, payload, out, failed=failed)
         except Exception as exc:  # noqa: BLE001 - say so; push still scans everything
-            from teamsync.hooks.verify import block_json
+            from teamsync.hooks.verify import answer_json
 
             err.write(f"teamsync guard: internal error after the call ({type(exc).__name__})\n")
-            out.write(
-                block_json(
-                    [
-                        "teamsync could not check what this call changed in team memory "
-                        f"({type(exc).__name__}); nothing it wrote there is shared until "
-                        "`teamsync push` has scanned it."
-                    ]
-                )
-                + "\n"
+            message = (
+                "teamsync could not check what this call changed in team memory "
+                f"({type(exc).__name__}); nothing it wrote there is shared until "
+                "`teamsync push` has scanned it."
             )
+            out.write(answer_json([message], failed=failed) + "\n")
             return 0
     settings = _settings_for(settings, payload)
     if event == "SessionStart":

@@ -496,4 +496,20 @@ def block_json(messages: list[str]) -> str:
     return json.dumps({"decision": "block", "reason": " ".join(messages)})
 
 
-__all__ = ["block_json", "check", "check_written", "names", "take", "walk"]
+def answer_json(messages: list[str], *, failed: bool = False) -> str:
+    """The answer after a call: :func:`block_json` for ``PostToolUse``; for
+    ``PostToolUseFailure`` (whose documented answer is context, not a decision) the
+    ``additionalContext`` Claude Code gives the model with the error."""
+    if not failed:
+        return block_json(messages)
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PostToolUseFailure",
+                "additionalContext": " ".join(messages),
+            }
+        }
+    )
+
+
+__all__ = ["answer_json", "block_json", "check", "check_written", "names", "take", "walk"]

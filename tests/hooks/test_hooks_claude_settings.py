@@ -71,7 +71,8 @@ def read(project: Path) -> dict[str, Any]:
 def test_shipped_snippet_covers_the_four_events() -> None:
     hooks = shipped()["hooks"]
     for event, call in (("PreToolUse", "teamsync guard"),
-                        ("PostToolUse", "teamsync guard --event PostToolUse")):  # fmt: skip
+                        ("PostToolUse", "teamsync guard --event PostToolUse"),
+                        ("PostToolUseFailure", "teamsync guard --event PostToolUseFailure")):  # fmt: skip
         [command] = commands(shipped(), event)
         assert command.startswith(call + " || {") and command.endswith("exit 2; }")
         assert hooks[event][0]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"
@@ -264,12 +265,12 @@ def test_the_hook_entry_loads_site_only_for_a_library_it_needs(tmp_path: Path) -
     entry = hook_entry()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     probe = (
-        "import runpy, sys; sys.argv = [{e!r}, 'guard']; "
-        "sys.stdin = __import__('io').StringIO('{{\"tool_name\": \"Read\"}}');"
+        f"import runpy, sys; sys.argv = [{entry!r}, 'guard']; "
+        "sys.stdin = __import__('io').StringIO('{\"tool_name\": \"Read\"}');"
         "import atexit; atexit.register(lambda: sys.stderr.write("
         "'SITE=' + str('site' in sys.modules) + ' CLICK=' + str('click' in sys.modules)));"
-        "runpy.run_path({e!r}, run_name='__main__')"
-    ).format(e=entry)
+        f"runpy.run_path({entry!r}, run_name='__main__')"
+    )
     fast = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True,
                           text=True, env=env, cwd=tmp_path, check=False)  # fmt: skip
     assert fast.returncode == 0 and "SITE=False CLICK=False" in fast.stderr, fast.stderr

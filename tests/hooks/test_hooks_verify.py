@@ -590,3 +590,35 @@ def test_a_persons_hooks_path_change_between_calls_stands(box: Box) -> None:
     git(box.project, "config", "core.hooksPath", ".git/hooks", env=box.environ())  # the person
     assert bash_call(box, "git status --short", n=2) == ("missed", "")
     assert _hooks_path(box) == ".git/hooks"
+
+
+def test_a_failed_bash_call_is_checked_at_once_on_post_tool_use_failure(box: Box) -> None:
+    """Claude Code sends PostToolUseFailure, not PostToolUse, when the command fails: a
+    write made before the failure is quarantined then, and the model told in the
+    event's additionalContext."""
+    command = f"printf '%s%s\\n' {A} {B} > {box.team}/x.md; exit 3"
+    payload = {"session_id": "s", "tool_use_id": "toolu_f", "cwd": str(box.project),
+               "tool_name": "Bash", "tool_input": {"command": command}}  # fmt: skip
+    assert box.hook("PreToolUse", payload) is None
+    proc = subprocess.run(["bash", "-c", command], cwd=box.project, env=box.environ(),
+                          capture_output=True, timeout=30, check=False)  # fmt: skip
+    assert proc.returncode == 3 and box.secrets_in_team() == ["x.md"]
+    failure = {**payload, "hook_event_name": "PostToolUseFailure",
+               "error": "Command exited with non-zero status code 3", "is_interrupt": False}  # fmt: skip
+    answer = box.hook("PostToolUseFailure", failure)
+    assert answer is not None
+    context = answer["hookSpecificOutput"]
+    assert context["hookEventName"] == "PostToolUseFailure"
+    assert "quarantine" in context["additionalContext"] and TOKEN not in json.dumps(answer)
+    assert box.secrets_in_team() == []
+    assert box.hook("PostToolUseFailure", {**failure, "tool_use_id": "toolu_g"}) is None
+
+
+def test_post_tool_use_failure_runs_through_the_console_script(box: Box) -> None:
+    """The click-free fast path takes the event too (what the settings file runs)."""
+    payload = {"session_id": "s2", "tool_use_id": "toolu_h", "cwd": str(box.project),
+               "tool_name": "Bash", "tool_input": {"command": "false"},
+               "error": "exit 1"}  # fmt: skip
+    done = run_teamsync(["guard", "--event", "PostToolUseFailure"], cwd=box.project,
+                        input=json.dumps(payload), env=box.environ())  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "", done.stderr
