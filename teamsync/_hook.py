@@ -70,7 +70,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    _here = __file__.rsplit("/", 2)[0]
+    import os  # teamsync imports it first thing anyway
+
+    _here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if _here not in sys.path:
         sys.path.insert(0, _here)
     sys.meta_path.append(_SiteOnMiss)
