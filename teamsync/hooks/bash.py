@@ -253,9 +253,13 @@ _READS_CONFIG = re.compile(r"--get\b|--get-|--list\b|\s-l\b|--show-")
 
 
 def _sets_hooks_path(command: str) -> bool:
-    """Whether ``command`` may change ``core.hooksPath`` (a read of it passes)."""
+    """Whether ``command`` may change ``core.hooksPath``: it names the key and git's
+    configuration (``git config``, a ``.git/config`` file); a read of it passes, and so
+    does a mere mention (``grep -rn hooksPath docs``)."""
     plain = _QUOTING.sub("", command).lower()
-    return "hookspath" in plain and _READS_CONFIG.search(plain) is None
+    if "hookspath" not in plain or "config" not in plain:
+        return False
+    return _READS_CONFIG.search(plain) is None
 
 
 def judge_bash(places: Places, command: str) -> str | None:

@@ -535,6 +535,7 @@ def test_setting_core_hooks_path_is_denied_before(box: Box) -> None:
         layer, message = bash_call(box, command, n=n)
         assert layer == "denied" and "core.hooksPath" in message and "kept by people" in message
     assert bash_call(box, "git config --get core.hooksPath", n=9)[0] == "missed"  # a read
+    assert bash_call(box, "grep -rn hooksPath . || true", n=8)[0] == "missed"  # a mention
     assert _hooks_path(box) in (None, "")
 
 
