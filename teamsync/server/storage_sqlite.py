@@ -49,6 +49,9 @@ class _Tx:
 
 
 class SqliteStorage(SqlStorage):
+    writer_wait_s = WRITER_WAIT_S
+    """Longest a PUT waits to be taken into a transaction (then 503)."""
+
     def __init__(self, url: str) -> None:
         self.url = url
         raw = url.removeprefix("sqlite:///")
@@ -130,10 +133,10 @@ class SqliteStorage(SqlStorage):
         """Concurrent PUTs share a transaction and its one fsync (:mod:`groupcommit`);
         each is answered after that commit."""
         try:
-            return self._group.submit(work, WRITER_WAIT_S)
+            return self._group.submit(work, self.writer_wait_s)
         except QueueTimeout:
             raise ServerError(
-                f"SQLite database {self.path}: writers queued over {WRITER_WAIT_S:.0f} s"
+                f"SQLite database {self.path}: writers queued over {self.writer_wait_s:g} s"
             ) from None
 
     def _run_batch(self, jobs: list[Job[Tx]]) -> None:
