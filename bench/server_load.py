@@ -28,11 +28,25 @@ every acknowledged PUT's value is in the final listing (each key is written by
 one client, so its last acknowledged value must be the stored one) and every
 acknowledged PUT is in the repository's history.
 
-    nice .venv/bin/python bench/server_load.py [--seconds 3] [--clients 8,32,128]
-        [--db sqlite,postgres] [--teamsync PATH]
+First, the one-entry PUT's latency at 1, 8 and 32 clients (own repositories): each
+build on a database of its own, builds taking turns for ``--rounds`` rounds, a
+fresh server each time; it prints the median and the best p50 of the rounds, the
+median CPU per PUT, and old/new ratios. Before it, one 4 KiB write + fdatasync
+in the bench's temporary folder is timed: the floor of one durable commit here.
 
-``--teamsync`` runs another build's ``teamsync`` (an older checkout's
-``.venv/bin/teamsync``) for a before/after comparison on the same machine.
+    nice .venv/bin/python bench/server_load.py [--seconds 3] [--clients 8,32,128]
+        [--db sqlite,postgres] [--old DIR] [--rounds 3] [--only latency,cells,two]
+        [--two-clients 8,32] [--two-sizes 100,10000]
+
+``--old DIR`` runs an older checkout's server in the same run, for before/after
+ratios on the same machine at the same time: make one with
+``git worktree add /tmp/oldserver COMMIT``. Its ``teamsync`` runs with this
+interpreter and its packages (the editable install's finder is dropped, so the
+tree's own package is imported; the older code must run on today's dependencies).
+``--teamsync`` names the new build's ``teamsync``. The two-process run
+(``serve --workers 2`` on PostgreSQL) is new-build only, with the clients and
+store sizes of ``--two-clients`` and ``--two-sizes``, and ends with the same
+no-lost-update check.
 The client threads share the machine with the server: on two cores, 128
 Python clients cost the server CPU time, so read latency at 128 as an upper bound.
 """
