@@ -1,7 +1,7 @@
 """Group commit: concurrent writers' transactions share one commit, so one fsync.
 
-With ``synchronous=FULL`` every SQLite commit waits for an fsync of the WAL (4-8 ms
-on this project's CI disks), and SQLite has one writer at a time: eight clients
+With ``synchronous=FULL`` every SQLite commit waits for an fsync of the WAL (2-7 ms
+on the shared disk this was measured on), and SQLite has one writer at a time: eight clients
 writing at once queue eight fsyncs deep, whatever the CPU does. Here the writers
 that arrive while a commit is in flight are run together in the next transaction,
 each inside a savepoint of its own, and committed with one fsync:
