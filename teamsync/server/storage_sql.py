@@ -385,6 +385,14 @@ class SqlStorage(abc.ABC):
             rows = tx.q(sql, (repo,))
         repo_id, version, updated, at, live, digest = rows[0]
         if at is None or int(at) != int(version):
+            # PostgreSQL, READ COMMITTED: when the row lock was waited for, the locked row
+            # is re-read at its latest version but the joined digest is not, so it is read
+            # again, in a statement of its own (which sees every committed write).
+            again = tx.q(
+                "SELECT version, live, digest FROM ts_digests WHERE repo_id = ?", (repo_id,)
+            )
+            at, live, digest = again[0] if again else (None, 0, "")
+        if at is None or int(at) != int(version):
             # none yet (a new repository) or written by an older server: rebuilt once
             return _rebuild_digest(tx, int(repo_id), int(version), float(updated))
         value = int(digest, 16)
