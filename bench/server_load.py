@@ -561,11 +561,12 @@ def latency(
     urls = {name: db_urls() for name in builds}
     repos = [f"acme/own{cid}" for cid in range(max(LATENCY_CLIENTS))]
     tokens = {name: tokens_for(argv, urls[name], repos) for name, argv in builds.items()}
-    for r in range(rounds):
+    steps = {name: own_repo(Writes(), name) for name in builds}  # each knows its last values
+    for _ in range(rounds):
         for name, teamsync in builds.items():
             server = serve(teamsync, urls[name], 1)
             try:
-                step = own_repo(Writes(), f"{name}{r}")
+                step = steps[name]
                 for n in LATENCY_CLIENTS:
                     cell = load(server, "own-repo PUT", n, seconds, step,
                                 lambda cid, t=tokens[name]: t[f"acme/own{cid}"])  # fmt: skip
