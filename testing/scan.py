@@ -114,6 +114,8 @@ PLANTS: dict[str, Maker] = {
     "github-refresh-token": lambda g: "refresh gh" + "r_" + r(g, ALNUM, 36),
     "gitlab-pat": lambda g: "GITLAB=gl" + "pat-" + r(g, URLSAFE, 20),
     "gitlab-deploy-token": lambda g: "deploy gl" + "dt-" + r(g, URLSAFE, 20),
+    "gitlab-runner-token": lambda g: "runner reg token gl" + "rt-" + r(g, URLSAFE, 20),
+    "stripe-webhook-secret": lambda g: "Stripe signing secret `wh" + "sec_" + r(g, ALNUM, 32) + "`",
     "slack-bot-token": lambda g: (
         "bot: xo" + "xb-" + digits(g, 12) + "-" + digits(g, 13) + "-" + r(g, ALNUM, 24)
     ),
@@ -326,6 +328,8 @@ RULE_NEGATIVES: dict[str, list[str]] = {
     "github-refresh-token": ["gh" + "r_" + "0123456789" * 4],
     "gitlab-pat": ["gl" + "pat-" + "short", "gl" + "pat-" + "x" * 20],
     "gitlab-deploy-token": ["gl" + "dt-" + "short"],
+    "gitlab-runner-token": ["gl" + "rt-" + "short", "gl" + "rt-" + "x" * 20],
+    "stripe-webhook-secret": ["wh" + "sec_" + "short", "wh" + "sec_" + "0" * 32],
     "slack-bot-token": ["xo" + "xb-" + "not-a-token", "xo" + "xb-123-456-abc"],
     "slack-user-token": ["xo" + "xp-" + "1-2-3-4"],
     "slack-app-token": ["xa" + "pp-1-short"],

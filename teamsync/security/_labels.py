@@ -35,6 +35,7 @@ import functools
 import re
 from collections.abc import Iterator
 
+from teamsync.security._generic import DIRECT_KEY
 from teamsync.security.rules import (
     _r,
     caseless_fold,
@@ -162,7 +163,10 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
 }  # fmt: skip
 
 STRONG = frozenset({"password", "secret", "pin"})
-DETECTOR_KEYS = {"password": "password", "pin": "password", "secret": "secret", "token": "api_key"}
+DETECTOR_KEYS = {
+    "password": "password", "pin": "password", "secret": "secret", "token": "api_key",
+    "direct": DIRECT_KEY,
+}  # fmt: skip
 """The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
 BRIDGE_WORDS = 5
 """Words a label may reach across to its separator (``password for the staging admin:``)."""
@@ -297,6 +301,16 @@ _DIGEST_WORDS = _r(
     r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|checksum|etag|e-tag|integrity|commit|fingerprint"
     r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev)"
     r"(?![a-z])"
+    # the same words in the other languages (stems: they may be inflected or compounded)
+    r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
+    r"|identifiant|identificador|identificativo|identificatore|identyfikator|identificatie"
+    r"|kennung|kimli[gğ]|идентификатор|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
+    r"|pengenal|huella|impronta|empreinte|fingerabdruck|vingerafdruk|odcisk|sidik jari"
+    r"|parmak izi|отпечат|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
+    r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
+    r"|checksum|sağlama|контрольн|चेकसम|チェックサム|체크섬|校验|校驗|ハッシュ|해시|哈希|хеш|हैश"
+    r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
+    r"|リクエスト|요청|请求|запрос|अनुरोध|คำขอ|طلب|request|trace|span|build)"
 )
 _EXAMPLE = _r(
     r"(?i)^[\s>*#/\-+|`]*(?:example|examples|e\.g\.|eg|for example|sample|demo|예|예시|例|例如|示例"
@@ -309,6 +323,14 @@ _NOT_SECRET_LABEL_TAIL = _r(
     r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
 )
 _HEX = _r(r"[0-9a-fA-F]+")
+NEAR_CHARS = 60
+"""How far (in characters) a credential-shaped word may be from its label (:func:`_near`)."""
+DIRECT_KIND = "direct"
+_RUN = _r(r"(?:(?![\"'`,;()\[\]{}<>|*])[!-~])+")
+_GROUPED = _r(r"(?<![!-~])[a-z]{4}(?: [a-z]{4}){3}(?![!-~])")
+_YEAR = _r(r"(?:19|20)\d\d")
+_NAMESPACED = _r(r"(?:[A-Za-z][\w\-]*:)+[0-9a-fA-F\-]{8,}")
+_FINGERPRINT = _r(r"(?i)(?:sha\d+|md5):")
 _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+")
 _KWARG = _r(r"[a-z_]{3,}=(?:[a-z_]+|\d+|True|False|None)")
@@ -362,6 +384,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if _KEY_FILE.search(value) or "://" in value:
         return False
+    if _FINGERPRINT.match(value) or _NAMESPACED.fullmatch(value):
+        return False  # SHA256:… (a key's fingerprint), pricing:v3:<md5> (a cache key)
     if _UUID.search(value) and not (kind == "token" and _PREFIXED_UUID.fullmatch(value)):
         return False  # an id; ``pit-<uuid>`` (a prefixed token) is a key
     if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
@@ -422,7 +446,7 @@ def _clean(value: str, quoted: bool) -> str:
 
 def _split_pair(value: str, rest: str) -> str:
     """``user:V`` (creds) or ``user / V`` (the next words): the secret half."""
-    if ":" in value and not value.startswith(":"):
+    if ":" in value and not value.startswith(":") and not _FINGERPRINT.match(value):
         head, _, tail = value.partition(":")
         if re.fullmatch(r"[\w.+\-@]{1,64}", head) and tail:
             return tail
@@ -499,6 +523,86 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
             yield "token", value
             return
+    yield from _near(line, example)[:1]
+
+
+def _near(line: str, example: bool) -> list[tuple[str, str]]:
+    """The label model's last reading: a credential-shaped word near a label, on either side.
+
+    People name a secret and give it in any order and with any words between
+    (``ich habe V als Passwort gesetzt``, ``Redis का पासवर्ड … बदलकर V कर दिया``,
+    ``- **Passwort:** `V```, ``PIN 6943359``). So every ASCII run on the line
+    within :data:`NEAR_CHARS` of a label is read, nearest first, and the value
+    must carry its own evidence, stricter than after a separator: a password is
+    mixed case with a digit or a symbol (:func:`_password_shaped`), a token is
+    long and random, a PIN is digits, an app password is four groups of four
+    letters. A line naming a digest, an id or a cache (any language) is read for
+    passwords only. Each value still meets :func:`credential_value`.
+    """
+    label_re, kinds, _ = _patterns()
+    folded = caseless_fold(line)
+    labels = []
+    for match in label_re.finditer(folded):
+        start, end = match.span()
+        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end):
+            continue
+        labels.append((start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")))
+    if not labels:
+        return []
+    digest = _DIGEST_WORDS.search(line) is not None
+    found: list[tuple[int, str, str]] = []
+    if any(kind == "password" for _, _, kind in labels):
+        for grouped in _GROUPED.finditer(line):
+            found.append((_distance(labels, *grouped.span()), DIRECT_KIND, grouped.group()))
+    for run in _RUN.finditer(line):
+        start, end = run.span()
+        value = run.group().rstrip(".,:;")
+        if len(value) < 4 or any(a < end and start < b for a, b, _ in labels):
+            continue
+        distance, kind = min(
+            (min(abs(start - b), abs(a - end)), kind) for a, b, kind in labels
+        )
+        if distance > NEAR_CHARS:
+            continue
+        judged = _judge(value, kind, digest=digest, example=example)
+        if judged is not None:
+            found.append((distance, judged, value))
+    found.sort(key=lambda item: item[0])
+    return [(kind, value) for _, kind, value in found]
+
+
+def _distance(labels: list[tuple[int, int, str]], start: int, end: int) -> int:
+    return min(min(abs(start - b), abs(a - end)) for a, b, _ in labels)
+
+
+def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
+    """The kind a word near a label of ``kind`` is a credential of, or None."""
+    if value.isdigit():
+        if kind == "pin" and 4 <= len(value) <= 10 and len(set(value)) > 2:
+            return None if digest or _YEAR.fullmatch(value) else DIRECT_KIND
+        if kind == "password" and 5 <= len(value) <= 10 and len(set(value)) > 2:
+            return None if digest else DIRECT_KIND
+        return None
+    if kind in ("secret", "token") and not digest and _UUID.fullmatch(value):
+        return DIRECT_KIND if kind == "secret" or not example else None
+    if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
+        return None
+    if kind in STRONG and _password_shaped(value):
+        return kind if credential_value(value, "password", example=example) else None
+    if digest or len(value) < 20 or not credential_value(value, "token", example=example):
+        if not (kind == "secret" and not digest and _HEX.fullmatch(value) and len(value) >= 32):
+            return None
+    return "token"
+
+
+def _password_shaped(value: str) -> bool:
+    """8-64 characters, upper and lower case, and a digit or a symbol: not a word or an id."""
+    if not 8 <= len(value) <= 64:
+        return False
+    upper = any(c.isupper() for c in value)
+    lower = any(c.islower() for c in value)
+    other = any(not c.isalpha() for c in value)
+    return upper and lower and other and not _camel_words(value)
 
 
 def _digest_label(line: str, start: int, end: int) -> bool:

@@ -351,6 +351,11 @@ RULES: tuple[Rule, ...] = (
     Rule("gitlab-pat", "GitLab personal access token", _r(r"glpat-[0-9a-zA-Z_\-]{20,}" + _B)),
     Rule("gitlab-deploy-token", "GitLab deploy token", _r(r"gldt-[0-9a-zA-Z_\-]{20,}" + _B)),
     Rule(
+        "gitlab-runner-token",
+        "GitLab runner authentication token",
+        _r(r"glrt-(?:t\d_)?[0-9a-zA-Z_\-]{20,}" + _B),
+    ),
+    Rule(
         "slack-bot-token",
         "Slack bot token",
         _r(r"xoxb-[0-9]{10,13}-[0-9]{10,13}-?[a-zA-Z0-9]{16,}" + _B),
@@ -492,6 +497,11 @@ RULES: tuple[Rule, ...] = (
         _r(r"(?<![0-9a-f])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9a-zA-Z])"),
         ("mailgun",),
         context_chars=300,
+    ),
+    Rule(
+        "stripe-webhook-secret",
+        "Stripe webhook signing secret",
+        _r(r"whsec_[0-9a-zA-Z]{32,}" + _B),
     ),
     Rule(
         "gohighlevel-private-integration-token",
