@@ -255,6 +255,15 @@ NEGATIVES: dict[str, Maker] = {
             "checksum: " + r(g, HEX, 64),
             "sha: " + r(g, HEX, 40),
             '{"key_sha256": "' + r(g, HEX, 64) + '"}',
+            # the same labels in other languages, and SSH key fingerprints
+            "Clave de caché: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "캐시 키 예: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "कैश की का उदाहरण: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "مثال مفتاح التخزين المؤقت: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "Huella de la clave pública: SHA256:" + r(g, ALNUM + "+/", 43),
+            "Impronta della chiave pubblica: SHA256:" + r(g, ALNUM + "+/", 43),
+            "La requête " + r(g, HEX, 32) + " a renvoyé jeton expiré (401).",
+            "Kiracı kimliği " + str(uuid.UUID(int=g.getrandbits(128))) + ", gizli değil.",
         ]
     ),
     "documentation-url": lambda g: g.choice(

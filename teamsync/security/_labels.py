@@ -77,7 +77,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "pin": ("पिन",),
     },
     "th": {
-        "password": ("รหัสผ่าน", "พาสเวิร์ด", "รหัส"),
+        "password": ("รหัสผ่าน", "พาสเวิร์ด", "รหัส", "พาส"),
         "secret": ("คีย์ลับ", "ความลับ", "ซีเคร็ต"),
         "token": ("โทเค็น", "โทเคน", "คีย์ api", "คีย์"),
         "pin": ("รหัส pin", "พิน"),
@@ -310,7 +310,9 @@ _DIGEST_WORDS = _r(
     r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
     r"|checksum|sağlama|контрольн|चेकसम|チェックサム|체크섬|校验|校驗|ハッシュ|해시|哈希|хеш|हैश"
     r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
-    r"|リクエスト|요청|请求|запрос|अनुरोध|คำขอ|طلب|request|trace|span|build)"
+    r"|リクエスト|요청|请求|запрос|अनुरोध|คำขอ|طلب|request|trace|span|build|petici[oó]n|solicitud"
+    r"|requête|requete|richiesta|requisição|requisicao|anfrage|verzoek|żądani|zadani|istek"
+    r"|permintaan|yêu cầu)"
 )
 _EXAMPLE = _r(
     r"(?i)^[\s>*#/\-+|`]*(?:example|examples|e\.g\.|eg|for example|sample|demo|예|예시|例|例如|示例"
@@ -323,6 +325,8 @@ _NOT_SECRET_LABEL_TAIL = _r(
     r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
 )
 _HEX = _r(r"[0-9a-fA-F]+")
+_IDENTIFIER_HUMPS = _r(r"(?:[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+)+")
+_IDENTIFIER_HUMPS_EACH = _r(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+")
 NEAR_CHARS = 60
 """How far (in characters) a credential-shaped word may be from its label (:func:`_near`)."""
 DIRECT_KIND = "direct"
@@ -337,7 +341,7 @@ _KWARG = _r(r"[a-z_]{3,}=(?:[a-z_]+|\d+|True|False|None)")
 _PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
-    r"|#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@|^\$\w|\$\{|\{|\}|<|>"
+    r"|(?<![A-Za-z0-9])(?:#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@)(?![A-Za-z0-9])|^\$\w|\$\{|\{|\}|<|>"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|&(?:lt|gt|amp|quot|#\d+);"
 )
 _KEY_FILE = _r(
@@ -408,7 +412,14 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
 
 
 def _camel_words(value: str) -> bool:
-    """Letters only, in CamelCase words (``IAmSensitiveBytes``), not random mixed case."""
+    """Words in CamelCase (``IAmSensitiveBytes``, ``PKCS12PrivateKeyTypes``: a type's name),
+    not random mixed case."""
+    if value.isalnum() and not value.isalpha() and _IDENTIFIER_HUMPS.fullmatch(value):
+        humps = _IDENTIFIER_HUMPS_EACH.findall(value)
+        if any(len(h) == 2 and h[1].islower() for h in humps[1:]):
+            return False  # ...VpVMYs...: random case, not words
+        words = sum(len(h) >= 3 and h[1:].islower() for h in humps)
+        return words >= 2 and sum(h.isdigit() for h in humps) <= 2
     if not value.isalpha() or value.islower() or value.isupper():
         return False
     humps = re.findall(r"[A-Z][a-z]*|[a-z]+", value)
@@ -500,6 +511,8 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
         end = match.end()
         if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
             continue
+        if _embedded(line, match.start()):
+            continue
         found = after.match(line, end)
         if found is not None:
             quoted = found.group("qv") is not None
@@ -515,7 +528,7 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
             if not (_short_password(value) or generic_value_random(value) or pin):
                 continue
         if credential_value(value, kind, example=example):
-            yield kind, value
+            yield (DIRECT_KIND if value.isdigit() else kind), value  # detect-secrets drops digits
             return
     for match in _TOKEN_RUN.finditer(line):
         value = match.group("uv")
@@ -546,7 +559,13 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
         start, end = match.span()
         if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end):
             continue
-        labels.append((start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")))
+        if _embedded(line, start):
+            continue
+        labels.append(
+            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
+        )
+    for match in _compound().finditer(folded):  # Initialpasswort, VPN-wachtwoord
+        labels.append((match.start(1), match.end(1), "password"))
     if not labels:
         return []
     digest = _DIGEST_WORDS.search(line) is not None
@@ -559,9 +578,7 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
         value = run.group().rstrip(".,:;")
         if len(value) < 4 or any(a < end and start < b for a, b, _ in labels):
             continue
-        distance, kind = min(
-            (min(abs(start - b), abs(a - end)), kind) for a, b, kind in labels
-        )
+        distance, kind = min((min(abs(start - b), abs(a - end)), kind) for a, b, kind in labels)
         if distance > NEAR_CHARS:
             continue
         judged = _judge(value, kind, digest=digest, example=example)
@@ -569,6 +586,18 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
             found.append((distance, judged, value))
     found.sort(key=lambda item: item[0])
     return [(kind, value) for _, kind, value in found]
+
+
+@functools.cache
+def _compound() -> re.Pattern[str]:
+    """A password label inside a compound or an inflected word (``Initialpasswort``,
+    ``şifresiyle``, ``hasłem``): the language builds words around it."""
+    words = sorted(
+        {caseless_fold(label) for table in LABELS.values() for label in table.get("password", ())
+         if len(label) >= 5 and label.isalpha() and not _is_unspaced(label)},
+        key=len, reverse=True,
+    )  # fmt: skip
+    return re.compile(r"[^\W\d_]*(" + "|".join(map(re.escape, words)) + r")[^\W\d_]*")
 
 
 def _distance(labels: list[tuple[int, int, str]], start: int, end: int) -> int:
@@ -590,7 +619,7 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
     if kind in STRONG and _password_shaped(value):
         return kind if credential_value(value, "password", example=example) else None
     if digest or len(value) < 20 or not credential_value(value, "token", example=example):
-        if not (kind == "secret" and not digest and _HEX.fullmatch(value) and len(value) >= 32):
+        if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
             return None
     return "token"
 
@@ -603,6 +632,16 @@ def _password_shaped(value: str) -> bool:
     lower = any(c.islower() for c in value)
     other = any(not c.isalpha() for c in value)
     return upper and lower and other and not _camel_words(value)
+
+
+def _embedded(line: str, start: int) -> bool:
+    """The label's letters sit inside a random run (``…R1A76Y8P6Y<Tf…$pw{(f~…``, base85 data):
+    the word before it, up to the label, holds two digits or symbols."""
+    head = line.rfind(" ", 0, start) + 1
+    return sum(c.isdigit() or c in _BLOB_MARKS for c in line[head:start]) >= 2
+
+
+_BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
 
 
 def _digest_label(line: str, start: int, end: int) -> bool:

@@ -38,7 +38,8 @@ def _token(seed: int, n: int = 32) -> str:
 
 
 def _hex(seed: int, n: int) -> str:
-    return "".join(random.Random(seed).choice("0123456789abcdef") for _ in range(n))
+    g = random.Random(seed)
+    return "".join(g.choice("0123456789abcdef") for _ in range(n))
 
 
 def found(text: str, path: str = "team/notes.md") -> list[str]:
@@ -46,6 +47,22 @@ def found(text: str, path: str = "team/notes.md") -> list[str]:
 
 
 SHAPES = [
+    # issue 27, round 2: label and value in any order, words between, bold labels
+    "- **Passwort:** `{p}`",
+    "- **비번:** `{p}`",
+    "Ich habe {p} als Initialpasswort gesetzt, bitte nach dem ersten Login ändern.",
+    "Ustawiłem {p} jako hasło tymczasowe, zmień po pierwszym logowaniu.",
+    "Ho impostato {p} come password provvisoria, cambiala al primo accesso.",
+    "{p} şifresiyle root olarak girip servisi yeniden başlattım.",
+    "ตั้งรหัสผ่านชั่วคราวเป็น {p} ไว้ ล็อกอินครั้งแรกแล้วเปลี่ยนด้วยนะ",
+    "Redis का पासवर्ड incident के दौरान बदलकर {p} कर दिया।",
+    "For the warehouse, the credentials (user `etl_loader`) use {p} as the password.",
+    "The API token for svc-jenkins is {h40}.",
+    "Jenkins の API トークンは {h32}、ユーザーは svc-jenkins。",
+    "The alarm panel is disarmed with PIN {pin}.",
+    "서버실 출입 비밀번호(도어락)는 {pin}번입니다.",
+    "Gmail app password: {app}",
+    "Clé secrète de l'API Scaleway : {uuid}",
     # §5: real memories the rules missed
     "cPanel pw is {p}",
     "Gmail app password: deploy@acme.io / {p}",
@@ -94,7 +111,13 @@ SHAPES = [
 @pytest.mark.parametrize("shape", SHAPES)
 def test_secrets_as_people_write_them_are_found(shape: str) -> None:
     seed = len(shape) * 7 + sum(map(ord, shape)) % 97
-    text = shape.format(p=_password(seed), t=_token(seed), t64=_token(seed, 64))
+    g = random.Random(seed)
+    text = shape.format(
+        p=_password(seed), t=_token(seed), t64=_token(seed, 64), h32=_hex(seed, 32),
+        h40=_hex(seed, 40), pin="".join(g.choice("0123456789") for _ in range(6)) + "7",
+        app=" ".join("".join(g.choice(string.ascii_lowercase) for _ in range(4)) for _ in "abcd"),
+        uuid=uuid.UUID(int=g.getrandbits(128)),
+    )  # fmt: skip
     assert found(text), shape
 
 
