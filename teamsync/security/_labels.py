@@ -51,9 +51,9 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
                      "pass", "login password", "app password"),
         "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
-                   "credential", "private key"),
+                   "credential", "private key", "u/p", "user/pass", "login/pass"),
         "token": ("token", "api key", "apikey", "api token", "access key", "auth key",
-                  "token value", "bearer", "pat", "key"),
+                  "token value", "bearer", "pat", "key", "tok"),
         "pin": ("pin", "pin code"),
     },
     "vi": {
@@ -66,7 +66,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "password": ("كلمة المرور", "كلمة السر", "كلمه المرور", "كلمه السر", "رمز المرور",
                      "الباسورد", "باسورد", "كلمة مرور"),
         "secret": ("المفتاح السري", "مفتاح سري", "السر"),
-        "token": ("رمز الوصول", "مفتاح api", "مفتاح الوصول", "التوكن", "توكن", "الرمز المميز",
+        "token": ("رمز الوصول", "مفتاح api", "رمز api", "مفتاح الوصول", "التوكن", "توكن", "الرمز المميز",
                   "المفتاح", "مفتاح"),
         "pin": ("الرقم السري", "رقم سري", "الرمز السري"),
     },
@@ -114,7 +114,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "ja": {
         "password": ("パスワード", "パス", "ぱすわーど", "合言葉"),
-        "secret": ("シークレット", "秘密鍵", "秘密キー", "認証情報"),
+        "secret": ("シークレット", "秘密鍵", "秘密キー", "認証情報", "ログイン情報"),
         "token": ("トークン", "apiキー", "api キー", "アクセスキー", "キー"),
         "pin": ("暗証番号", "pin番号", "pinコード"),
     },
@@ -137,7 +137,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "pin": ("code pin",),
     },
     "es": {
-        "password": ("contraseña", "contrasena", "clave", "pass"),
+        "password": ("contraseña", "contrasena", "clave", "pass", "contra"),
         "secret": ("clave secreta", "secreto", "credenciales"),
         "token": ("token de acceso", "clave de api", "clave api"),
         "pin": ("pin",),
@@ -156,7 +156,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "ru": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
-        "secret": ("секрет", "секретный ключ"),
+        "secret": ("секрет", "секретный ключ", "креды", "кред", "учётные данные", "учетные данные"),
         "token": ("токен", "токен доступа", "ключ api", "ключ"),
         "pin": ("пин-код", "пин"),
     },
@@ -282,7 +282,7 @@ _CLI = _r(
     r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
     r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"@]+)"
-    r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+))"
+    r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+))"
 )
 _TOKEN_RUN = _r(r"(?<![\w\-./+=])(?P<uv>[A-Za-z0-9_\-]{32,128})(?![\w\-./+=])")
 PROVIDERS: tuple[str, ...] = (
@@ -327,11 +327,17 @@ _NOT_SECRET_LABEL_TAIL = _r(
 _HEX = _r(r"[0-9a-fA-F]+")
 _IDENTIFIER_HUMPS = _r(r"(?:[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+)+")
 _IDENTIFIER_HUMPS_EACH = _r(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+")
+_VERSION = _r(r"[vV]?\d+(?:\.\d+)+(?:[-+._][0-9A-Za-z]+)*")
+_TABLE_ROW = _r(r"(?m)^[ \t]*\|[^\n]*\|[ \t]*$")
+_ACCOUNT = _r(r"[A-Za-z_][\w.\-]{1,40}(?:@[\w.\-]+)?")
 NEAR_CHARS = 60
 """How far (in characters) a credential-shaped word may be from its label (:func:`_near`)."""
 DIRECT_KIND = "direct"
-_RUN = _r(r"(?:(?![\"'`,;()\[\]{}<>|*])[!-~])+")
-_GROUPED = _r(r"(?<![!-~])[a-z]{4}(?: [a-z]{4}){3}(?![!-~])")
+_RUN = _r(r"(?:(?![\"'`,;()\[\]{}<>|])[!-~])+")
+_GROUPED = _r(r"(?<![\w\-])[a-z]{4}(?: [a-z]{4}){3}(?![\w\-])")
+_CAMEL_LABEL = _r(r"(?<=[a-z])(Secret|Password|Passwd|Token|Key)(?![a-z])")
+_CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password", "token": "token",
+                "key": "token"}  # fmt: skip
 _YEAR = _r(r"(?:19|20)\d\d")
 _NAMESPACED = _r(r"(?:[A-Za-z][\w\-]*:)+[0-9a-fA-F\-]{8,}")
 _FINGERPRINT = _r(r"(?i)(?:sha\d+|md5):")
@@ -400,6 +406,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # a query string; words in CamelCase (IAmSensitive)
     if value.isdigit() and len(value) < 12:
         return False
+    if _VERSION.fullmatch(value):
+        return False  # v2.14.3-rc.78208
     if _PREFIXED_UUID.fullmatch(value):
         return kind == "token"
     if not generic_value_plausible(value) and not (kind in STRONG and _short_password(value)):
@@ -539,6 +547,28 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
     yield from _near(line, example)[:1]
 
 
+def table_rows(text: str) -> Iterator[tuple[int, str, str]]:
+    """(line start, kind, value) for each Markdown table row of ``text`` holding an account
+    and a password (:func:`_table_pair`); one regex pass, run on prose files only."""
+    for row in _TABLE_ROW.finditer(text):
+        for kind, value in _table_pair(row.group(), example_line(row.group())):
+            yield row.start(), kind, value
+            break
+
+
+def _table_pair(line: str, example: bool) -> Iterator[tuple[str, str]]:
+    """A table row holding an account and, in the next cell, a password-shaped value
+    (``| Grafana | admin | V |``): the ``user / secret`` pair in a table."""
+    cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+    for account, value in zip(cells, cells[1:]):
+        if not _ACCOUNT.fullmatch(account) or not _password_shaped(value):
+            continue
+        if _short_password(value) or generic_value_random(value):
+            if credential_value(value, "password", example=example):
+                yield "password", value
+                return
+
+
 def _near(line: str, example: bool) -> list[tuple[str, str]]:
     """The label model's last reading: a credential-shaped word near a label, on either side.
 
@@ -566,6 +596,8 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
         )
     for match in _compound().finditer(folded):  # Initialpasswort, VPN-wachtwoord
         labels.append((match.start(1), match.end(1), "password"))
+    for match in _CAMEL_LABEL.finditer(line):  # AppSecret, clientSecret, apiKey
+        labels.append((match.start(1), match.end(1), _CAMEL_KINDS[match.group(1).lower()]))
     if not labels:
         return []
     digest = _DIGEST_WORDS.search(line) is not None
@@ -575,7 +607,7 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
             found.append((_distance(labels, *grouped.span()), DIRECT_KIND, grouped.group()))
     for run in _RUN.finditer(line):
         start, end = run.span()
-        value = run.group().rstrip(".,:;")
+        value = run.group().strip("*").rstrip(".,:;")
         if len(value) < 4 or any(a < end and start < b for a, b, _ in labels):
             continue
         distance, kind = min((min(abs(start - b), abs(a - end)), kind) for a, b, kind in labels)
@@ -594,7 +626,7 @@ def _compound() -> re.Pattern[str]:
     ``şifresiyle``, ``hasłem``): the language builds words around it."""
     words = sorted(
         {caseless_fold(label) for table in LABELS.values() for label in table.get("password", ())
-         if len(label) >= 5 and label.isalpha() and not _is_unspaced(label)},
+         if len(label) >= 7 and label.replace(" ", "").isalpha() and not _is_unspaced(label)},
         key=len, reverse=True,
     )  # fmt: skip
     return re.compile(r"[^\W\d_]*(" + "|".join(map(re.escape, words)) + r")[^\W\d_]*")
@@ -618,10 +650,12 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
         return None
     if kind in STRONG and _password_shaped(value):
         return kind if credential_value(value, "password", example=example) else None
-    if digest or len(value) < 20 or not credential_value(value, "token", example=example):
+    if digest or len(value) < 16 or not credential_value(value, "token", example=example):
         if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
             return None
-    return "token"
+        return "token"
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return "token" if mixed or len(value) >= 32 else None  # a far word: mixed case or long
 
 
 def _password_shaped(value: str) -> bool:
@@ -646,8 +680,16 @@ _BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
 
 def _digest_label(line: str, start: int, end: int) -> bool:
     """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret."""
-    head = line[max(0, start - 12) : end + 12]
-    return _DIGEST_WORDS.search(head) is not None
+    low = max(0, start - 12)
+    for match in _DIGEST_WORDS.finditer(line, low, end + 12):
+        gap = line[match.end() : start] if match.end() <= start else line[end : match.start()]
+        if match.start() < end and start < match.end() or _ADJACENT.fullmatch(gap):
+            return True
+    return False
+
+
+_ADJACENT = _r(r"[\s_\-.:]*(?:[^\W\d_]{1,3}[\s_\-.]+)?")
+"""Between a digest word and a label: nothing, or one short word (``clave de caché``)."""
 
 
 def _provider_token(value: str) -> bool:

@@ -331,7 +331,7 @@ RULES: tuple[Rule, ...] = (
         _r(
             # bounded runs: a line of "sk-sk-sk-…" costs each start at most 400 steps
             r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,400}T3BlbkFJ[A-Za-z0-9_\-]{20,}"
-            r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{80,}"
+            r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"
         ),
         ("t3blbkfj", "sk-"),
     ),
