@@ -51,10 +51,11 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
                      "pass", "login password", "app password"),
         "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
-                   "credential", "private key", "u/p", "user/pass", "login/pass"),
+                   "credential", "private key", "u/p", "user/pass", "login/pass", "login"),
         "token": ("token", "api key", "apikey", "api token", "access key", "auth key",
                   "token value", "bearer", "pat", "key", "tok"),
-        "pin": ("pin", "pin code"),
+        "pin": ("pin", "pin code", "backup code", "backup codes", "recovery code",
+                "recovery codes"),
     },
     "vi": {
         "password": ("mật khẩu", "mat khau", "mk", "pass"),
@@ -159,6 +160,85 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "secret": ("секрет", "секретный ключ", "креды", "кред", "учётные данные", "учетные данные"),
         "token": ("токен", "токен доступа", "ключ api", "ключ"),
         "pin": ("пин-код", "пин"),
+    },
+    # languages no development set covered yet: the same four kinds, formal and informal
+    "uk": {
+        "password": ("пароль", "пароля", "паролем", "пасс"),
+        "secret": ("секрет", "секретний ключ", "облікові дані", "креди"),
+        "token": ("токен", "токен доступу", "ключ api", "ключ"),
+        "pin": ("пін-код", "пін"),
+    },
+    "cs": {
+        "password": ("heslo", "hesla", "heslem", "hesle"),
+        "secret": ("tajný klíč", "tajemství", "přihlašovací údaje"),
+        "token": ("přístupový token", "api klíč", "klíč"),
+        "pin": ("pin kód",),
+    },
+    "sv": {
+        "password": ("lösenord", "lösen", "losenord"),
+        "secret": ("hemlig nyckel", "hemlighet", "inloggningsuppgifter"),
+        "token": ("åtkomsttoken", "api-nyckel", "nyckel"),
+        "pin": ("pinkod", "pin-kod"),
+    },
+    "da-no": {
+        "password": ("adgangskode", "kodeord", "passord", "adgangskoden", "passordet"),
+        "secret": ("hemmelig nøgle", "hemmelig nøkkel", "hemmelighet"),
+        "token": ("api-nøgle", "api-nøkkel", "nøgle", "nøkkel"),
+        "pin": ("pinkode",),
+    },
+    "fi": {
+        "password": ("salasana", "salasanan", "salasanaksi", "salis"),
+        "secret": ("salainen avain", "tunnukset"),
+        "token": ("api-avain", "avain", "tokeni"),
+        "pin": ("pin-koodi", "tunnusluku"),
+    },
+    "he": {
+        "password": ("סיסמה", "סיסמא", "הסיסמה", "הסיסמא"),
+        "secret": ("מפתח סודי", "סוד"),
+        "token": ("טוקן", "מפתח api", "מפתח"),
+        "pin": ("קוד pin", "קוד סודי"),
+    },
+    "fa": {
+        "password": ("رمز عبور", "گذرواژه", "کلمه عبور", "پسورد", "رمز"),
+        "secret": ("کلید مخفی", "کلید خصوصی"),
+        "token": ("توکن", "کلید api", "کلید"),
+        "pin": ("پین",),
+    },
+    "el": {
+        "password": ("κωδικός", "κωδικό", "συνθηματικό", "κωδικός πρόσβασης"),
+        "secret": ("μυστικό κλειδί", "μυστικό", "διαπιστευτήρια"),
+        "token": ("διακριτικό", "κλειδί api", "κλειδί"),
+        "pin": ("pin",),
+    },
+    "bn": {
+        "password": ("পাসওয়ার্ড", "পাসওয়ার্ড"),
+        "secret": ("গোপন চাবি", "সিক্রেট"),
+        "token": ("টোকেন", "এপিআই কী"),
+        "pin": ("পিন",),
+    },
+    "ro": {
+        "password": ("parolă", "parola", "parolei"),
+        "secret": ("cheie secretă", "secret", "credențiale"),
+        "token": ("token de acces", "cheie api", "cheie", "cheia"),
+        "pin": ("cod pin",),
+    },
+    "hu": {
+        "password": ("jelszó", "jelszava", "jelszót", "jelszo"),
+        "secret": ("titkos kulcs", "titok", "belépési adatok"),
+        "token": ("hozzáférési token", "api kulcs", "kulcs"),
+        "pin": ("pin kód",),
+    },
+    "sw": {
+        "password": ("nenosiri", "neno siri"),
+        "secret": ("ufunguo wa siri", "siri"),
+        "token": ("tokeni", "ufunguo"),
+        "pin": ("pin",),
+    },
+    "ur": {
+        "password": ("پاس ورڈ", "پاسورڈ"),
+        "secret": ("خفیہ کلید",),
+        "token": ("ٹوکن", "کلید"),
+        "pin": ("پن",),
     },
 }  # fmt: skip
 
@@ -299,7 +379,8 @@ _TOKEN_WORDS = _r(
 )
 _DIGEST_WORDS = _r(
     r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|checksum|etag|e-tag|integrity|commit|fingerprint"
-    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev)"
+    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
+    r"|public|pubkey|publishable)"
     r"(?![a-z])"
     # the same words in the other languages (stems: they may be inflected or compounded)
     r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
@@ -312,7 +393,8 @@ _DIGEST_WORDS = _r(
     r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
     r"|リクエスト|요청|请求|запрос|अनुरोध|คำขอ|طلب|request|trace|span|build|petici[oó]n|solicitud"
     r"|requête|requete|richiesta|requisição|requisicao|anfrage|verzoek|żądani|zadani|istek"
-    r"|permintaan|yêu cầu)"
+    r"|permintaan|yêu cầu|öffentlich|pública|publica|pubblica|publique|publiek|publiczn|公開|공개"
+    r"|公钥|公鑰|публичн|открыт|सार्वजनिक|สาธารณะ|العام|genel anahtar|công khai|kunci publik)"
 )
 _EXAMPLE = _r(
     r"(?i)^[\s>*#/\-+|`]*(?:example|examples|e\.g\.|eg|for example|sample|demo|예|예시|例|例如|示例"
@@ -325,6 +407,14 @@ _NOT_SECRET_LABEL_TAIL = _r(
     r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
 )
 _HEX = _r(r"[0-9a-fA-F]+")
+_PATH_PART = _r(r"[a-z0-9_.\-]+")
+_EXAMPLE_BEFORE = _r(
+    r"(?i)(?:e\.g\.|eg\.|i\.e\.|for example|for instance|such as|like|z\.\s?b\.|zum beispiel|p\.\s?ej\."
+    r"|por ejemplo|par exemple|p\.\s?ex\.|ad es\.|ad esempio|per esempio|bijv\.|bijvoorbeeld|np\."
+    r"|na przykład|örn\.|örneğin|напр\.|например|к примеру|contoh|misalnya|ví dụ|chẳng hạn|مثلا|مثلاً"
+    r"|مثل|जैसे|उदाहरण|เช่น|ตัวอย่าง|例えば|例：|例:|（例|\(例|例如|比如|예:|예：|예를 들어|ex\.|exemplo|por exemplo)"
+    r"[ \t:：]*[\"'`“「（(]?$"
+)
 _IDENTIFIER_HUMPS = _r(r"(?:[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+)+")
 _IDENTIFIER_HUMPS_EACH = _r(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+")
 _VERSION = _r(r"[vV]?\d+(?:\.\d+)+(?:[-+._][0-9A-Za-z]+)*")
@@ -339,11 +429,12 @@ _CAMEL_LABEL = _r(r"(?<=[a-z])(Secret|Password|Passwd|Token|Key)(?![a-z])")
 _CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password", "token": "token",
                 "key": "token"}  # fmt: skip
 _YEAR = _r(r"(?:19|20)\d\d")
+_DATE = _r(r"(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")
 _NAMESPACED = _r(r"(?:[A-Za-z][\w\-]*:)+[0-9a-fA-F\-]{8,}")
 _FINGERPRINT = _r(r"(?i)(?:sha\d+|md5):")
 _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+")
-_KWARG = _r(r"[a-z_]{3,}=(?:[a-z_]+|\d+|True|False|None)")
+_JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+-\d{1,4}")
+_KWARG = _r(r"[a-z_][a-z_\-]{2,}=(?:[a-z_]+|\d+|True|False|None)")
 _PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
@@ -396,6 +487,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if _FINGERPRINT.match(value) or _NAMESPACED.fullmatch(value):
         return False  # SHA256:… (a key's fingerprint), pricing:v3:<md5> (a cache key)
+    if _path_words(value) or value.startswith(("AAAAC3NzaC1", "AAAAB3NzaC1", "AAAAE2VjZHNh")):
+        return False  # prod/db/MainUser2 (a path of words); an SSH public key's blob
     if _UUID.search(value) and not (kind == "token" and _PREFIXED_UUID.fullmatch(value)):
         return False  # an id; ``pit-<uuid>`` (a prefixed token) is a key
     if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
@@ -417,6 +510,15 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
             return False
         return generic_value_random(value)
     return not looks_like_placeholder(value)
+
+
+def _path_words(value: str) -> bool:
+    """``prod/db/MainUser2``, ``kv/prod/PaymentsApiKey``: two or more slashes between words,
+    not base64's random runs."""
+    parts = value.split("/")
+    if len(parts) < 3 or not all(parts):
+        return False
+    return all(_PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() for p in parts)
 
 
 def _camel_words(value: str) -> bool:
@@ -613,6 +715,8 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
         distance, kind = min((min(abs(start - b), abs(a - end)), kind) for a, b, kind in labels)
         if distance > NEAR_CHARS:
             continue
+        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
+            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
         judged = _judge(value, kind, digest=digest, example=example)
         if judged is not None:
             found.append((distance, judged, value))
@@ -639,6 +743,8 @@ def _distance(labels: list[tuple[int, int, str]], start: int, end: int) -> int:
 def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
     """The kind a word near a label of ``kind`` is a credential of, or None."""
     if value.isdigit():
+        if _DATE.fullmatch(value):
+            return None  # 20240105
         if kind == "pin" and 4 <= len(value) <= 10 and len(set(value)) > 2:
             return None if digest or _YEAR.fullmatch(value) else DIRECT_KIND
         if kind == "password" and 5 <= len(value) <= 10 and len(set(value)) > 2:

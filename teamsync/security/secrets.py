@@ -656,7 +656,8 @@ class Scanner:
         self._findings.extend(
             Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
         )
-        if self.generic and not present.isdisjoint(self.plan.generic_anchors):
+        table = text.startswith("|") or "\n|" in text  # a row the label model reads anyway
+        if self.generic and (table or not present.isdisjoint(self.plan.generic_anchors)):
             lines = _Lines(text)
             taken_lines = {lines.bounds(start)[0] for start in taken.starts}
             candidates = _generic_candidates(

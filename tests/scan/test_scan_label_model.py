@@ -63,6 +63,16 @@ SHAPES = [
     "서버실 출입 비밀번호(도어락)는 {pin}번입니다.",
     "Gmail app password: {app}",
     "Clé secrète de l'API Scaleway : {uuid}",
+    "| Grafana | admin | {p} |",
+    "u/p for the old jira: svc_jira/{p}",
+    "Креды от прод-кликхауса: default / {p}",
+    "VPN のログイン情報は yamada.t と {p} の組み合わせです。",
+    "관리자 계정 아이디 admin, 비밀번호 {p}",
+    "微信小程序的 AppSecret 是 {h32}。",
+    "Heslo k databázi je {p}, změním ho příští týden.",
+    "הסיסמה לשרת היא {p}",
+    "Ο κωδικός για τον server είναι {p}",
+    "backup codes: {pin} 29471029",
     # §5: real memories the rules missed
     "cPanel pw is {p}",
     "Gmail app password: deploy@acme.io / {p}",
@@ -167,6 +177,21 @@ NOT_SECRETS = [
     "비밀번호는 1Password 팀 금고에 보관합니다.",
     "Passwords must be at least 12 characters long.",
     "the API key lives in .env and is never committed",
+    # round 2: documentation examples, policies, dates, paths of words, headers, public keys
+    "Password must contain at least one uppercase letter, e.g. Abc12345!",
+    "PIN policy: 6 digits, changed every 90 days; last change 20240105.",
+    "Cache-Control key: max-age=31536000",
+    "La contraseña se guarda en AWS Secrets Manager bajo `prod/db/MainUser2`.",
+    "パスワードは最低12文字、英大文字・小文字・数字を含めてください（例：Abcdefgh1234）。",
+    "The webhook secret header is X-Hub-Signature-256.",
+    "Public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk3bR9xYbQ2pLm8vN4cZ7wT1sK6dH0jF5aE9uP2qR3s",
+    "A senha do banco fica no Secrets Manager, nome RdsMasterPassword2024.",
+    "密码在 1Password 的「运维」保险库里，条目名 ProdMySQLRoot。",
+    "v2.14.3-rc.78208 has the token refresh fix",
+    "La petición 49bbb7592f7ccd952357b0ae9dffabfa devolvió token caducado (401).",
+    "L'identifiant du tenant est f95b221e-8b70-4ccb-920c-32acfc8e17f2, ce n'est pas un secret.",
+    "We used the pretrained [`nreimers/MiniLM-L6-H384-uncased`] model and a contrastive objective",
+    "    key: PKCS12PrivateKeyTypes | None,",
 ]
 
 
