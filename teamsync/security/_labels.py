@@ -662,7 +662,7 @@ def _table_pair(line: str, example: bool) -> Iterator[tuple[str, str]]:
     """A table row holding an account and, in the next cell, a password-shaped value
     (``| Grafana | admin | V |``): the ``user / secret`` pair in a table."""
     cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
-    for account, value in zip(cells, cells[1:]):
+    for account, value in zip(cells, cells[1:], strict=False):
         if not _ACCOUNT.fullmatch(account) or not _password_shaped(value):
             continue
         if _short_password(value) or generic_value_random(value):
