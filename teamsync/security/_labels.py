@@ -351,9 +351,12 @@ _BARE = _r(
     r"|(?P<uv>(?:(?![\"'`,;()\[\]{}<>])[!-~]){6,200}))"
 )
 _BEFORE = _r(
-    r"(?P<uv>[!-~]{6,200})[ \t]*(?:という|っていう|って|이라는|라는|은|는)[ \t]*"
+    r"[ \t]*(?:という|っていう|って|이라는|라는|은|는)[ \t]*"
     r"(?:パスワード|暗証番号|トークン|シークレット|비밀번호|비번|패스워드|토큰)"
 )
+"""The particle and label after a value (``V というパスワード``); the value is the ASCII run
+ending where this starts (searched backwards, so a long line costs one pass)."""
+_RUN_END = _r(r"[!-~]{6,200}$")
 _PAIR = _r(
     r"(?i)(?<![\w])(?:u|user|usr|username|login|id)[ \t]*[:=][ \t]*[^\s:=]{1,64}[ \t,;|/]+"
     r"(?:p|pw|pwd|pass|passwd|password)[ \t]*[:=][ \t]*(?P<uv>[!-~]{4,200})"
@@ -592,8 +595,24 @@ def reads(path: str) -> bool:
     return dot < 0 or path.rfind("/") > dot or path[dot:].lower() not in CODE_SUFFIXES
 
 
+LONG_LINE = 2000
+"""A line longer than this (minified JSON, a data blob) is read in overlapping windows, so
+the label model's cost per character stays bounded."""
+
+
 def candidates(line: str) -> Iterator[tuple[str, str]]:
     """(kind, value) for each credential the label model reads on ``line``."""
+    if len(line) <= LONG_LINE:
+        yield from _candidates(line)
+        return
+    for start in range(0, len(line), LONG_LINE // 2):
+        found = next(_candidates(line[start : start + LONG_LINE]), None)
+        if found is not None:
+            yield found
+            return
+
+
+def _candidates(line: str) -> Iterator[tuple[str, str]]:
     example = example_line(line)
     label_re, kinds, after = _patterns()
     lowered = line.lower()
@@ -612,11 +631,16 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
             yield "password", value
             return
     for match in _BEFORE.finditer(line) if not line.isascii() else ():
-        value = _clean(match.group("uv"), False)
+        run = _RUN_END.search(line, max(0, match.start() - 200), match.start())
+        if run is None:
+            continue
+        value = _clean(run.group(), False)
         if credential_value(value, "password", example=example):
             yield "password", value
             return
-    for match in label_re.finditer(caseless_fold(line)):  # (the fold keeps every offset)
+    folded = caseless_fold(line)  # (the fold keeps every offset)
+    matches = list(label_re.finditer(folded))
+    for match in matches:
         kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
         end = match.end()
         if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
@@ -646,7 +670,7 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
             yield "token", value
             return
-    yield from _near(line, example)[:1]
+    yield from _near(line, folded, matches, example)[:1]
 
 
 def table_rows(text: str) -> Iterator[tuple[int, str, str]]:
@@ -671,7 +695,9 @@ def _table_pair(line: str, example: bool) -> Iterator[tuple[str, str]]:
                 return
 
 
-def _near(line: str, example: bool) -> list[tuple[str, str]]:
+def _near(
+    line: str, folded: str, matches: list[re.Match[str]], example: bool
+) -> list[tuple[str, str]]:
     """The label model's last reading: a credential-shaped word near a label, on either side.
 
     People name a secret and give it in any order and with any words between
@@ -684,10 +710,9 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
     letters. A line naming a digest, an id or a cache (any language) is read for
     passwords only. Each value still meets :func:`credential_value`.
     """
-    label_re, kinds, _ = _patterns()
-    folded = caseless_fold(line)
+    kinds = _patterns()[1]
     labels = []
-    for match in label_re.finditer(folded):
+    for match in matches:
         start, end = match.span()
         if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end):
             continue
@@ -697,7 +722,12 @@ def _near(line: str, example: bool) -> list[tuple[str, str]]:
             (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
         )
     for match in _compound().finditer(folded):  # Initialpasswort, VPN-wachtwoord
-        labels.append((match.start(1), match.end(1), "password"))
+        start, end = match.span()
+        inside = (
+            start and folded[start - 1].isalpha() or end < len(folded) and folded[end].isalpha()
+        )
+        if inside:
+            labels.append((start, end, "password"))
     for match in _CAMEL_LABEL.finditer(line):  # AppSecret, clientSecret, apiKey
         labels.append((match.start(1), match.end(1), _CAMEL_KINDS[match.group(1).lower()]))
     if not labels:
@@ -733,7 +763,7 @@ def _compound() -> re.Pattern[str]:
          if len(label) >= 7 and label.replace(" ", "").isalpha() and not _is_unspaced(label)},
         key=len, reverse=True,
     )  # fmt: skip
-    return re.compile(r"[^\W\d_]*(" + "|".join(map(re.escape, words)) + r")[^\W\d_]*")
+    return re.compile("|".join(map(re.escape, words)))
 
 
 def _distance(labels: list[tuple[int, int, str]], start: int, end: int) -> int:
@@ -777,7 +807,7 @@ def _password_shaped(value: str) -> bool:
 def _embedded(line: str, start: int) -> bool:
     """The label's letters sit inside a random run (``…R1A76Y8P6Y<Tf…$pw{(f~…``, base85 data):
     the word before it, up to the label, holds two digits or symbols."""
-    head = line.rfind(" ", 0, start) + 1
+    head = max(line.rfind(" ", max(0, start - 64), start) + 1, start - 64, 0)
     return sum(c.isdigit() or c in _BLOB_MARKS for c in line[head:start]) >= 2
 
 
