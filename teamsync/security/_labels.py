@@ -49,7 +49,8 @@ from teamsync.security.rules import (
 LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
-                     "pass", "login password", "app password"),
+                     "pass", "login password", "app password", "wifi key", "wi-fi key",
+                     "wlan key", "network key", "master key", "master password"),
         "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
                    "credential", "private key", "u/p", "user/pass", "login/pass", "login"),
         "token": ("token", "api key", "apikey", "api token", "access key", "auth key",
@@ -259,7 +260,8 @@ def label_words() -> tuple[str, ...]:
         for labels in kinds.values():
             for label in labels:
                 words.add(max(label.split(" "), key=len).lower())
-    words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login"}
+    words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login", "sqlcmd",
+              "htpasswd", "ldap", "smbclient", "pass:", "--password"}  # fmt: skip
     words |= set(PROVIDERS)
     return tuple(sorted(words))
 
@@ -361,11 +363,19 @@ _PAIR = _r(
     r"(?i)(?<![\w])(?:u|user|usr|username|login|id)[ \t]*[:=][ \t]*[^\s:=]{1,64}[ \t,;|/]+"
     r"(?:p|pw|pwd|pass|passwd|password)[ \t]*[:=][ \t]*(?P<uv>[!-~]{4,200})"
 )
+_CLI_WORDS = ("mysql", "mariadb", "sshpass", "curl", "redis-cli", "sqlcmd", "bcp", "osql",
+              "htpasswd", "ldap", "smbclient", "pass:", "--password")  # fmt: skip
 _CLI = _r(
     r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
     r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"@]+)"
-    r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+))"
+    r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
+    r"|(?<![\w-])(?:sqlcmd|bcp|osql)\b[^\n]*?[ \t]-P[ \t]*(?P<e>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
+    r"|(?<![\w-])htpasswd[ \t]+-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<f>[^\s'\"`]+)"
+    r"|(?<![\w-])ldap\w+\b[^\n]*?[ \t]-w[ \t]*(?P<g>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
+    r"|(?<![\w-])smbclient\b[^\n]*?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%(?P<h>[^\s'\"`]+)"
+    r"|[ \t]-pass(?:in|out)?[ \t]+['\"]?pass:(?P<i>[^\s'\"`]+)"
+    r"|[ \t]--password(?:=|[ \t]+)(?P<j>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`-][^\s'\"`]*))"
 )
 _TOKEN_RUN = _r(r"(?<![\w\-./+=])(?P<uv>[A-Za-z0-9_\-]{32,128})(?![\w\-./+=])")
 PROVIDERS: tuple[str, ...] = (
@@ -616,7 +626,7 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
     example = example_line(line)
     label_re, kinds, after = _patterns()
     lowered = line.lower()
-    cli = any(word in lowered for word in ("mysql", "mariadb", "sshpass", "curl", "redis-cli"))
+    cli = any(word in lowered for word in _CLI_WORDS)
     for match in _CLI.finditer(line) if cli else ():
         raw = next(g for g in match.groups() if g is not None)
         quoted = raw[:1] in "'\"" and raw[-1:] == raw[:1]

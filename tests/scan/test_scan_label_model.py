@@ -73,6 +73,12 @@ SHAPES = [
     "הסיסמה לשרת היא {p}",
     "Ο κωδικός για τον server είναι {p}",
     "backup codes: {pin} 29471029",
+    "sqlcmd -S db -U sa -P {p}",
+    "htpasswd -b .htpasswd admin {p}",
+    "ldapsearch -x -D cn=admin,dc=corp -w {p} -b dc=corp",
+    "openssl pkcs12 -export -in a.crt -passout pass:{p}",
+    "wget --user deploy --password={p} https://files.corp/x.tar",
+    "The master key for the KeePass file is {p}",
     # §5: real memories the rules missed
     "cPanel pw is {p}",
     "Gmail app password: deploy@acme.io / {p}",
