@@ -443,8 +443,8 @@ _CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password"
                 "key": "token"}  # fmt: skip
 _YEAR = _r(r"(?:19|20)\d\d")
 _DATE = _r(r"(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")
-_NAMESPACED = _r(r"(?:[A-Za-z][\w\-]*:)+[0-9a-fA-F\-]{8,}")
-_FINGERPRINT = _r(r"(?i)(?:sha\d+|md5):")
+_NAMESPACED = _r(r"(?:[A-Za-z][\w\-]*:)+(?:[0-9a-fA-F\-]{8,})?")
+_FINGERPRINT = _r(r"(?i)(?:sha-?\d+|md5|blake2[bs]?|sha3-\d+)(?::|$)")
 _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+-\d{1,4}")
 _KWARG = _r(r"[a-z_][a-z_\-]{2,}=(?:[a-z_]+|\d+|True|False|None)")
@@ -752,11 +752,15 @@ def _near(
         value = run.group().strip("*").rstrip(".,:;")
         if len(value) < 4 or any(a < end and start < b for a, b, _ in labels):
             continue
-        distance, kind = min((min(abs(start - b), abs(a - end)), kind) for a, b, kind in labels)
+        distance, kind, after_label = min(
+            (min(abs(start - b), abs(a - end)), kind, b <= start) for a, b, kind in labels
+        )
         if distance > NEAR_CHARS:
             continue
         if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
             continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        if not after_label and _HEX.fullmatch(value):
+            continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
         judged = _judge(value, kind, digest=digest, example=example)
         if judged is not None:
             found.append((distance, judged, value))
