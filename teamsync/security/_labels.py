@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+from itertools import islice
 
 from teamsync.security._generic import DIRECT_KEY
 from teamsync.security.rules import (
@@ -605,6 +606,9 @@ def reads(path: str) -> bool:
     return dot < 0 or path.rfind("/") > dot or path[dot:].lower() not in CODE_SUFFIXES
 
 
+MAX_LABELS = 16
+"""Labels read per line (or window): prose names a secret a few times a line; a hostile line
+that repeats a label thousands of times costs no more than this many."""
 LONG_LINE = 2000
 """A line longer than this (minified JSON, a data blob) is read in overlapping windows, so
 the label model's cost per character stays bounded."""
@@ -649,7 +653,7 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             yield "password", value
             return
     folded = caseless_fold(line)  # (the fold keeps every offset)
-    matches = list(label_re.finditer(folded))
+    matches = list(islice(label_re.finditer(folded), MAX_LABELS))
     for match in matches:
         kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
         end = match.end()
@@ -731,41 +735,76 @@ def _near(
         labels.append(
             (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
         )
-    for match in _compound().finditer(folded):  # Initialpasswort, VPN-wachtwoord
+    for match in islice(_compound().finditer(folded), MAX_LABELS):  # Initialpasswort
         start, end = match.span()
         inside = (
             start and folded[start - 1].isalpha() or end < len(folded) and folded[end].isalpha()
         )
         if inside:
             labels.append((start, end, "password"))
-    for match in _CAMEL_LABEL.finditer(line):  # AppSecret, clientSecret, apiKey
+    for match in islice(_CAMEL_LABEL.finditer(line), MAX_LABELS):  # AppSecret, apiKey
         labels.append((match.start(1), match.end(1), _CAMEL_KINDS[match.group(1).lower()]))
     if not labels:
         return []
     digest = _DIGEST_WORDS.search(line) is not None
-    found: list[tuple[int, str, str]] = []
+    nearest = _Nearest(labels)
+    found: list[tuple[int, int, str, str]] = []  # (distance, order, kind, value)
     if any(kind == "password" for _, _, kind in labels):
         for grouped in _GROUPED.finditer(line):
-            found.append((_distance(labels, *grouped.span()), DIRECT_KIND, grouped.group()))
+            near = nearest.of(*grouped.span())
+            if near is not None:
+                found.append((near[0], len(found), DIRECT_KIND, grouped.group()))
+    reads: list[tuple[int, int, int, str, bool, str]] = []
     for run in _RUN.finditer(line):
         start, end = run.span()
         value = run.group().strip("*").rstrip(".,:;")
-        if len(value) < 4 or any(a < end and start < b for a, b, _ in labels):
-            continue
-        distance, kind, after_label = min(
-            (min(abs(start - b), abs(a - end)), kind, b <= start) for a, b, kind in labels
-        )
-        if distance > NEAR_CHARS:
-            continue
+        near = nearest.of(start, end) if len(value) >= 4 else None
+        if near is not None and near[0] <= NEAR_CHARS:
+            reads.append((near[0], len(reads), start, near[1], near[2], value))
+    reads.sort()  # nearest first; a line's cost is its runs, each judged once at most
+    for distance, _, start, kind, after_label, value in reads:
+        if found and found[0][0] <= distance:
+            break
         if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
             continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
         judged = _judge(value, kind, digest=digest, example=example)
         if judged is not None:
-            found.append((distance, judged, value))
-    found.sort(key=lambda item: item[0])
-    return [(kind, value) for _, kind, value in found]
+            found.append((distance, -1, judged, value))
+            break
+    found.sort()
+    return [(kind, value) for _, _, kind, value in found]
+
+
+class _Nearest:
+    """The label nearest a span, by bisection (a line's labels sorted once): (distance,
+    kind, whether the label is before the span), or None when a label overlaps the span."""
+
+    def __init__(self, labels: list[tuple[int, int, str]]) -> None:
+        import bisect
+        from itertools import accumulate
+
+        self._bisect = bisect
+        self.by_start = sorted(labels)
+        self.starts = [a for a, _, _ in self.by_start]
+        self.reach = list(accumulate((b for _, b, _ in self.by_start), max))
+        self.by_end = sorted((b, kind) for _, b, kind in labels)
+        self.ends = [b for b, _ in self.by_end]
+
+    def of(self, start: int, end: int) -> tuple[int, str, bool] | None:
+        bisect = self._bisect
+        k = bisect.bisect_left(self.starts, end)  # labels starting before the span ends
+        if k and self.reach[k - 1] > start:
+            return None  # a label overlaps the span
+        options = []
+        if k < len(self.starts):  # the first label after the span (the least kind on a tie)
+            options.append((self.starts[k] - end, self.by_start[k][2], False))
+        j = bisect.bisect_right(self.ends, start)
+        if j:  # the label ending last before the span (the least kind on a tie)
+            first = bisect.bisect_left(self.ends, self.ends[j - 1])
+            options.append((start - self.ends[j - 1], self.by_end[first][1], True))
+        return min(options) if options else None
 
 
 @functools.cache
@@ -778,10 +817,6 @@ def _compound() -> re.Pattern[str]:
         key=len, reverse=True,
     )  # fmt: skip
     return re.compile("|".join(map(re.escape, words)))
-
-
-def _distance(labels: list[tuple[int, int, str]], start: int, end: int) -> int:
-    return min(min(abs(start - b), abs(a - end)) for a, b, _ in labels)
 
 
 def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
