@@ -539,7 +539,7 @@ def _camel_words(value: str) -> bool:
     """Words in CamelCase (``IAmSensitiveBytes``, ``PKCS12PrivateKeyTypes``: a type's name),
     not random mixed case."""
     if value.isalnum() and not value.isalpha() and _IDENTIFIER_HUMPS.fullmatch(value):
-        humps = _IDENTIFIER_HUMPS_EACH.findall(value)
+        humps: list[str] = _IDENTIFIER_HUMPS_EACH.findall(value)
         if any(len(h) == 2 and h[1].islower() for h in humps[1:]):
             return False  # ...VpVMYs...: random case, not words
         words = sum(len(h) >= 3 and h[1:].islower() for h in humps)
