@@ -288,6 +288,10 @@ NEGATIVES: dict[str, Maker] = {
             'URL("https://jo%40email.com:a%20secret@m\u00fcller.de:1234/")',
             "e.g. ftp://anonymous:guest@ftp.example.org/pub",
             '"git://[path-to-repo[:]][ref@]path/to/file"',
+            "Docs example only: `curl -u username:password https://api.example.com/v1/status`",
+            "Das Doku-Beispiel `curl -u benutzer:passwort https://api.example.com` ist kein Konto.",
+            'export DATABASE_URL="postgresql://<user>:<password>@<host>:5432/<db>"',
+            "mongodb+srv://USERNAME:PASSWORD@cluster0.example.mongodb.net/test",
         ]
     ),
     "key-file-path": lambda g: g.choice(
