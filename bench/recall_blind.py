@@ -1,6 +1,9 @@
 """The issue-28 blind sets, one table per language: lexical and hybrid, run with the frozen method.
 
-Run: ``.venv/bin/python bench/recall_blind.py [--json out.json]``
+Run: ``.venv/bin/python bench/recall_blind.py [--sets recall_blind2] [--json out.json]``
+
+``--sets recall_blind2`` runs round 2's sealed sets (``bench/recall_blind2_<lang>.json``,
+written by separate blind sessions, opened after commit "freeze: recall method, round 2").
 
 The sets ``bench/recall_blind_<lang>.json`` (ko, ja, zh from ``recall-cjk``; tr, es, pt,
 en from ``recall-latin``) were written by separate sessions that never saw the method,
@@ -31,6 +34,7 @@ KINDS = ("keyword", "paraphrase", "task", "crosslingual", "answerable")
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--sets", default="recall_blind", help="file prefix under bench/")
     args = parser.parse_args()
     out: dict[str, dict[str, object]] = {}
     print(
@@ -38,7 +42,7 @@ def main() -> int:
     )
     print("|---|---|---|" + "---|" * (len(KINDS) + 1))
     for lang in LANGS:
-        path = R.ROOT / "bench" / f"recall_blind_{lang}.json"
+        path = R.ROOT / "bench" / f"{args.sets}_{lang}.json"
         if not path.exists():
             continue
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -220,17 +220,21 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _prefill(memdir: Path, cache: Path, vectors: Path) -> None:
+def _prefill(memdir: Path, cache: Path, vectors: Path, encoder: Any = None) -> None:
     import numpy as np
 
     from teamsync.recall.vectors import VectorStore
 
     index = LexicalIndex(memdir, cache)
-    store = VectorStore(vectors)
+    if encoder is None:
+        store, dim = VectorStore(vectors), 384
+    else:  # the encoder's own cache tag and width, so the real index keeps these vectors
+        store = VectorStore(vectors, encoder.name, encoder.files)
+        dim = int(encoder.encode(["x"]).shape[1])
     rng = np.random.default_rng(7)
 
     def encode(texts: list[str]) -> Any:
-        v = rng.standard_normal((len(texts), 384)).astype(np.float32)
+        v = rng.standard_normal((len(texts), dim)).astype(np.float32)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     store.update(((p, sha) for _, p, sha in index.files()), lambda _: "x", encode)
@@ -273,7 +277,7 @@ def latency(
         t0 = time.perf_counter()
         lexical_search(memdir, "warm up", K, cache_path=cache)
         build = time.perf_counter() - t0 + per_memory * n
-        _prefill(memdir, cache, vectors)
+        _prefill(memdir, cache, vectors, encoder)
         estimated = True
     else:
         t0, c0 = time.perf_counter(), time.process_time()

@@ -38,28 +38,51 @@ import recall_eval as R  # noqa: E402
 from teamsync.recall import embed, models, use_encoder  # noqa: E402
 from teamsync.recall.hybrid import RULES, Rule, _memory_text, fuse  # noqa: E402
 from teamsync.recall.lexical import Hit, LexicalIndex  # noqa: E402
+from teamsync.recall.tokens import extract_fields  # noqa: E402
+from teamsync.recall.vectors import embed_text  # noqa: E402
 
 ENGLISH = tuple(n for n in R.SETS if n.startswith(("development", "held-out")))
-OTHER = tuple(f"train {lang}" for lang in ("ko", "ja", "zh", "tr", "es", "pt"))
-TRAIN = {embed.MODEL_NAME: ENGLISH, use_encoder.NAME: (*OTHER, "train mixed")}
+LANGS = ("ko", "ja", "zh", "tr", "es", "pt")
+OTHER = tuple(f"train {lang}" for lang in LANGS)
+DEVELOPMENT = tuple(f"blind {lang}" for lang in LANGS)
+"""Round 1's blind sets, opened after their one run: development sets from round 2 on."""
+TRAIN = {
+    embed.MODEL_NAME: (*ENGLISH, "blind en"),
+    use_encoder.NAME: (*OTHER, "train mixed", *DEVELOPMENT),
+}
 NO_ANSWER_BOUND = 1.0
-GRID = [
-    Rule(z, margin, floor, lexical, weight, floor)
-    for z, margin, floor, lexical, weight in itertools.product(
+BROAD = [
+    Rule(z, margin, floor, lexical, 0.1, floor, lexical_z, alone)
+    for z, margin, floor, lexical, lexical_z, alone in itertools.product(
         (-math.inf, 1.0, 1.5, 2.0, 2.5, 3.0),
         (0.03, 0.05, 0.08, 0.12, 1.0),
-        (0.0, 0.2, 0.26, 0.3),
-        (0.4, 0.5, 0.6),
-        (0.1,),
+        (0.0, 0.1, 0.2, 0.26),
+        (0.4, 0.5),
+        (-math.inf, 0.0, 0.5, 1.0),
+        (1, 2, 5),
     )
 ]
+"""Round 2's broad grid: the relative floors, the cap on cosine-only memories, agreement."""
+OPEN = [
+    Rule(-math.inf, margin, 0.2, lexical, 0.1, 0.2, -math.inf, alone, open_z, open_margin)
+    for margin, lexical, alone, open_z, open_margin in itertools.product(
+        (0.03, 0.05),
+        (0.4, 0.5),
+        (1, 2),
+        (2.5, 3.0, 3.5, 4.0, 5.0),
+        (0.05, 0.08, 0.12, 1.0),
+    )
+]
+"""Round 2's second grid, around the broad grid's best: a confident query (its best cosine
+``open_z`` standard deviations above the mean) gets the wider margin and no cap."""
+GRID = BROAD + OPEN
 
 Prepared = dict[
     str, tuple[dict[str, Any], list[dict[str, float]], list[dict[str, tuple[int, Hit]]]]
 ]
 
 
-def prepare(model: str, names: tuple[str, ...], cache: Path) -> Prepared:
+def prepare(model: str, names: tuple[str, ...], cache: Path, text: str = "recipe") -> Prepared:
     """Per set: its data, each query's cosine over every memory, each query's lexical candidates."""
     import numpy as np
 
@@ -77,12 +100,13 @@ def prepare(model: str, names: tuple[str, ...], cache: Path) -> Prepared:
                 for q in data["queries"]
             ]
             paths = [m["path"] for m in data["memories"]]
-            stored = cache / f"{model}-{name.replace(' ', '_')}.npz"
+            suffix = "" if text == "recipe" else f"-{text}"
+            stored = cache / f"{model}-{name.replace(' ', '_')}{suffix}.npz"
             if stored.exists():
                 saved = np.load(stored)
                 docs, queries = saved["D"], saved["Q"]
             else:
-                docs = encoder.encode([_memory_text(memdir, p) or "" for p in paths])
+                docs = encoder.encode([_text(memdir, p, text) for p in paths])
                 queries = encoder.encode([q["query"] for q in data["queries"]])
                 stored.parent.mkdir(parents=True, exist_ok=True)
                 np.savez(stored, D=docs, Q=queries)
@@ -93,6 +117,13 @@ def prepare(model: str, names: tuple[str, ...], cache: Path) -> Prepared:
         ]
         out[name] = (data, cosines, lexical)
     return out
+
+
+def _text(memdir: Path, path: str, text: str) -> str:
+    if text == "recipe":
+        return _memory_text(memdir, path) or ""
+    fields = extract_fields((memdir / path).read_text(encoding="utf-8"))
+    return embed_text(fields.name, fields.description, "")
 
 
 def measure(rule: Rule, prepared: Prepared, name: str) -> dict[str, dict[str, float]]:
@@ -131,29 +162,53 @@ def row(result: dict[str, dict[str, float]]) -> str:
     return " / ".join(get(k) for k in kinds) + f" / {result['none']['returned']:.2f}"
 
 
+def fold_sets(names: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The leave-one-out folds: one per English set; one per other language, holding out its
+    training and development sets together, and the mixed directory that contains them."""
+    folds: dict[str, tuple[str, ...]] = {}
+    for name in names:
+        lang = name.rsplit(" ", 1)[-1]
+        if lang in LANGS:
+            folds.setdefault(lang, ("train mixed",))
+            folds[lang] = (*folds[lang], name)
+        elif name != "train mixed":
+            folds[name] = (name,)
+    return folds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=list(TRAIN), default=use_encoder.NAME)
     parser.add_argument(
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "teamsync-fusion-cv"
     )
+    parser.add_argument(
+        "--text",
+        choices=("recipe", "head"),
+        default="recipe",
+        help="what a memory's vector is made of: the library's recipe, or its name and "
+        "description only (a cheaper first build)",
+    )
     args = parser.parse_args()
     names = TRAIN[args.model]
-    prepared = prepare(args.model, names, args.cache)
+    prepared = prepare(args.model, names, args.cache, args.text)
     table = {(i, n): measure(rule, prepared, n) for i, rule in enumerate(GRID) for n in names}
-    folds = [n for n in names if n != "train mixed"]
+    folds = fold_sets(names)
     print(
-        f"{args.model}: {len(GRID)} rules; keyword / paraphrase / task / crosslingual / answerable recall@5 / no-answer returned\n"
+        f"{args.model}: {len(GRID)} rules, text {args.text!r}; keyword / paraphrase / task / "
+        "crosslingual / answerable recall@5 / no-answer returned\n"
     )
     print("| held out | chosen on the others | at the chosen rule | at the shipped rule |")
     print("|---|---|---|---|")
     shipped = RULES[args.model]
-    for out in folds:
-        mixed_out = out.startswith("train")
-        i = choose(table, [s for s in names if s != out and not (mixed_out and s == "train mixed")])
+    for fold, held in folds.items():
+        i = choose(table, [s for s in names if s not in held])
         chosen = "-" if i is None else f"{GRID[i]}"
-        at = "-" if i is None else row(table[i, out])
-        print(f"| {out} | {chosen} | {at} | {row(measure(shipped, prepared, out))} |")
+        for out in held:
+            if out == "train mixed":
+                continue
+            at = "-" if i is None else row(table[i, out])
+            print(f"| {fold}: {out} | {chosen} | {at} | {row(measure(shipped, prepared, out))} |")
     i = choose(table, list(names))
     print(f"\nchosen on all {len(names)}: {None if i is None else GRID[i]}\nshipped: {shipped}")
     for n in names:

@@ -29,17 +29,31 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--minilm-build-limit", type=int, default=1000)
+    parser.add_argument(
+        "--use-build-limit",
+        type=int,
+        default=10**9,
+        help="above this many memories, USE's build is estimated from the smaller run's rate",
+    )
+    parser.add_argument(
+        "--rate-s",
+        type=float,
+        help="a per-memory build rate measured earlier (wall seconds): skips the smaller "
+        "build, the larger one is estimated from it",
+    )
+    parser.add_argument("--models", default=f"{use_encoder.NAME},{embed.MODEL_NAME}")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     plans = [
-        (use_encoder.NAME, R.ROOT / "bench" / "recall_blind_ko.json", 10**9),
+        (use_encoder.NAME, R.ROOT / "bench" / "recall_blind_ko.json", args.use_build_limit),
         (embed.MODEL_NAME, R.SETS[R.LATENCY_SET], args.minilm_build_limit),
     ]
+    plans = [plan for plan in plans if plan[0] in args.models.split(",")]
     rows = []
     for model, path, limit in plans:
         data = json.loads(path.read_text(encoding="utf-8"))
         encoder = models.encoder(model)
-        rate = None
+        rate = args.rate_s
         with tempfile.TemporaryDirectory() as tmp:
             for n in sizes:
                 row = R.latency(

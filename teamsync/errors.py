@@ -109,6 +109,11 @@ class ScannerUnsupported(ConfigError):
     """
 
 
+class HandshakeMismatch(ConfigError):
+    """The installed MCP SDK answered ``initialize`` otherwise than ``teamsync mcp``'s
+    quick answer (an SDK release teamsync does not know)."""
+
+
 class EmbedUnavailable(TeamsyncError):
     """Hybrid recall was asked for but the extra (or its model files) is missing or damaged."""
 

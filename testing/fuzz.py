@@ -50,6 +50,7 @@ from teamsync.server.storage import Storage, open_storage
 from teamsync.sync.engine import SyncReport
 from testing.casefold import sync_case_insensitive
 from testing.gitrepos import Member, bump_mtime, make_team, remote_files
+from testing.memory_backend import MemoryRemote, make_memory_team
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
 Op = tuple[Any, ...]
@@ -137,9 +138,14 @@ class World:
         names = NAMES[:mates]
         self.repo: str | None = None
         self.host = host
+        self.memory: MemoryRemote | None = None
         if kind == "git":
             self.mates: list[Member] = list(make_team(root, names))
             self.remote: Path | None = self.mates[0].remote  # type: ignore[attr-defined]
+        elif kind == "memory":  # the contract's in-memory backend
+            memory_mates = make_memory_team(root, names)
+            self.mates, self.remote = list(memory_mates), None
+            self.memory = memory_mates[0].remote
         else:
             assert host is not None
             self.repo = host.new_repo()
@@ -375,6 +381,8 @@ class World:
     def remote_files(self) -> dict[str, str]:
         if self.remote is not None:
             return remote_files(self.remote)
+        if self.memory is not None:
+            return self.memory.files()
         assert self.host is not None and self.repo is not None
         state = self.host.storage.state(self.repo, contents=True)
         return dict(state.entries or {}) if state is not None else {}

@@ -53,11 +53,11 @@ def changes(settings: Settings, key: str | None, limit: int = DEFAULT_LIMIT) -> 
 
     backend = open_backend(load_config(working_memory_dir(settings)), settings)
     try:
-        log = getattr(backend, "log", None)
-        if log is None:
+        from teamsync.sync.base import Logs
+
+        if not isinstance(backend, Logs):
             raise UsageError(f"the {backend.name} backend has no history to show")
-        rows: list[Change] = log(key, limit)
-        return rows
+        return backend.log(key, limit)
     finally:
         backend.close()
 

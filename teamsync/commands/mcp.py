@@ -122,7 +122,7 @@ def run_mcp(settings: Settings, output: Output, *, remember: bool | None, offlin
     )
     mode = "read-write" if wants else "read-only"
     print(f"teamsync mcp: serving {memdir} ({mode}) on stdio", file=sys.stderr)
-    serve_stdio(service)
+    serve_stdio(service, quick_start=settings.environ.get("TEAMSYNC_MCP_QUICK_START") != "0")
     return 0
 
 

@@ -86,11 +86,12 @@ def _restore_at(settings: Settings, output: Output, key: str, at: str, *, force:
     config = load_config(memdir)
     backend = open_backend(config, settings)
     try:
-        version_at = getattr(backend, "version_at", None)
-        if version_at is None:
+        from teamsync.sync.base import Logs
+
+        if not isinstance(backend, Logs):
             raise RestoreError(f"the {backend.name} backend cannot restore remote versions")
         ref = at.strip()  # memory-store version ids (memver_…) are case-sensitive
-        found = version_at(key, ref if ref.startswith("memver_") else ref.lower())
+        found = backend.version_at(key, ref if ref.startswith("memver_") else ref.lower())
     finally:
         backend.close()
     team = SafeDir(memdir / "team", create=True)

@@ -23,7 +23,7 @@ from teamsync.output import Output
 from teamsync.security.fs import SafeDir
 from teamsync.security.names import printable
 from teamsync.sync import BACKENDS
-from teamsync.sync.base import Backend
+from teamsync.sync.base import Backend, CertifiesNoop, ChecksServer
 from teamsync.sync.config import SyncConfig, config_path, load_config, remote_identity, save_config
 from teamsync.sync.engine import Mode, Progress, SyncReport, run_sync
 from teamsync.sync.gitcmd import project_remote_url
@@ -100,9 +100,8 @@ def init(settings: Settings, output: Output, config: SyncConfig, *, force: bool 
     backend = open_backend(config, settings)
     try:
         snap = backend.snapshot()
-        check_server = getattr(backend, "check_server", None)
-        if callable(check_server):
-            check_server()
+        if isinstance(backend, ChecksServer):
+            backend.check_server()
     finally:
         backend.close()
     foreign = sorted(k for k, why in snap.rejected.items() if why == NOT_MEMORY)
@@ -331,9 +330,7 @@ def _certify_noop(
 ) -> None:
     """Let the next no-op be answered by the CLI's fast path (git backend; see
     :mod:`teamsync.sync.noop`). Only a cache: a failure here changes nothing."""
-    listing = getattr(backend, "noop_listing", None)
-    git_dir = getattr(backend, "path", None)
-    if listing is None or git_dir is None:
+    if not isinstance(backend, CertifiesNoop):
         return
     import sqlite3
 
@@ -348,8 +345,8 @@ def _certify_noop(
             config=config,
             state_dir=settings.state_dir,
             cache_dir=settings.cache_dir,
-            git_dir=git_dir,
-            listing=listing(),
+            git_dir=backend.path,
+            listing=backend.noop_listing(),
         )
     except (OSError, sqlite3.Error, ValueError, TeamsyncError):
         return  # no certificate: the next run takes the full path, as without this cache

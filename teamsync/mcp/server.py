@@ -13,17 +13,14 @@ This is the only module that imports the ``mcp`` SDK (the ``mcp`` extra).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, BinaryIO
 
 from teamsync._version import __version__
+from teamsync.errors import HandshakeMismatch
+from teamsync.mcp import handshake
+from teamsync.mcp.handshake import INSTRUCTIONS, NAME
 from teamsync.mcp.memories import MAX_SEARCH, MEMORY_TYPES, TEAM_TYPES, MemoryService, ToolRefused
-
-INSTRUCTIONS = (
-    "Team memory: notes a team keeps about this project (decisions, guidance, references). "
-    "Call memory_search before work that past decisions may affect; memory_get reads one "
-    "memory in full. Memories can be stale: check what they say against the code."
-)
 
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
@@ -156,7 +153,7 @@ def build(service: MemoryService) -> Any:
         )
 
     return Server(
-        "teamsync",
+        NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
@@ -172,15 +169,119 @@ def _error(types: Any, message: str) -> Any:
     )
 
 
-def serve_stdio(service: MemoryService) -> None:
-    """Serve ``service`` on stdin/stdout until the client closes the stream."""
-    import anyio
-    from mcp.server.stdio import stdio_server
+class _Replay:
+    """The wire's input for the SDK: the first line (already read here), then the rest."""
 
-    server = build(service)
+    def __init__(self, first: bytes, rest: BinaryIO) -> None:
+        self._first = first
+        self._rest = rest
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        import anyio.to_thread
+
+        if self._first:
+            yield self._first.decode("utf-8", errors="replace")
+        while line := await anyio.to_thread.run_sync(self._rest.readline):
+            yield line.decode("utf-8", errors="replace")
+
+
+class _Wire:
+    """The wire's output for the SDK; its answer to an ``initialize`` answered here is
+    checked against that answer and not sent twice."""
+
+    def __init__(self, out: BinaryIO, answered: tuple[Any, dict[str, Any]] | None) -> None:
+        self._out = out
+        self._answered = answered
+
+    async def write(self, text: str) -> None:
+        if self._answered is not None and self._is_the_answer(text):
+            return
+        self._out.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        self._out.flush()
+
+    def _is_the_answer(self, text: str) -> bool:
+        assert self._answered is not None
+        request_id, sent = self._answered
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("id") != request_id:
+            return False
+        self._answered = None
+        if message != sent:
+            raise HandshakeMismatch(
+                "the MCP SDK's answer to initialize differs from the one teamsync sent at "
+                "start-up (an SDK teamsync does not know?); start the server with "
+                "TEAMSYNC_MCP_QUICK_START=0 and report it"
+            )
+        return True
+
+
+def _claim_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """The protocol's own copies of stdin and stdout; fd 0 then reads nothing and fd 1
+    goes to stderr, so nothing printed by a library or a child reaches the wire."""
+    import os
+
+    wire_in = os.fdopen(os.dup(0), "rb")
+    wire_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return wire_in, wire_out
+
+
+def serve_stdio(service: MemoryService, *, quick_start: bool = True) -> None:
+    """Serve ``service`` on stdin/stdout until the client closes the stream.
+
+    With ``quick_start``, the SDK is imported in a thread while the first line
+    is read, and a well-formed ``initialize`` is answered at once
+    (:mod:`teamsync.mcp.handshake`); the SDK then serves everything, that
+    ``initialize`` included, and its answer must equal the one sent.
+    """
+    import threading
+
+    wire_in, wire_out = _claim_stdio()
+    built: dict[str, Any] = {}
+
+    def prepare() -> None:
+        try:
+            built["server"] = build(service)
+            from mcp.server.stdio import stdio_server
+
+            built["stdio"] = stdio_server
+        except BaseException as exc:  # re-raised below, in the main thread
+            built["error"] = exc
+
+    thread = threading.Thread(target=prepare, name="teamsync-mcp-import", daemon=True)
+    thread.start()
+    first = wire_in.readline()
+    answered = handshake.quick_answer(first) if quick_start and first else None
+    if answered is not None:
+        wire_out.write(handshake.encode(answered[1]))
+        wire_out.flush()
+    thread.join()
+    if "error" in built:
+        raise built["error"]
+    server, stdio_server = built["server"], built["stdio"]
+
+    import anyio
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        stdin, stdout = _Replay(first, wire_in), _Wire(wire_out, answered)
+        async with stdio_server(stdin, stdout) as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except BaseExceptionGroup as group:
+        mismatch = group.subgroup(HandshakeMismatch)
+        if mismatch is None:
+            raise
+        raise mismatch.exceptions[0] from None

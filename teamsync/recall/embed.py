@@ -155,9 +155,34 @@ def one_blas_thread() -> None:
     A query is a handful of tiny matrix products: on a shared, busy machine a
     second BLAS thread only spins (measured: 0.1 s a query with one thread,
     0.5-1.9 s with two, at load 20 on 2 cores), and batch indexing was no faster.
+    When numpy was imported first (an application, a benchmark), the variable
+    comes too late: :func:`blas_limit` then holds BLAS to one thread around each
+    encode (measured round 2 of issue 28: a USE query 190 ms CPU with numpy's own
+    threads, 4 ms with one).
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+_CONTROLLER: list[Any] = []
+
+
+def blas_limit() -> Any:
+    """A context that keeps BLAS to one thread (``threadpoolctl``, in the embed extra);
+    a no-op context when threadpoolctl is not installed."""
+    import contextlib
+
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER.append(ThreadpoolController())
+        except ImportError:
+            _CONTROLLER.append(None)
+    controller = _CONTROLLER[0]
+    if controller is None:
+        return contextlib.nullcontext()
+    return controller.limit(limits=1, user_api="blas")
 
 
 class Encoder:
@@ -192,6 +217,11 @@ class Encoder:
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """One row per text; batches are grouped by length so little padding is computed."""
+
+        with blas_limit():
+            return self._encode(texts)
+
+    def _encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         import numpy as np
 
         out = np.zeros((len(texts), DIM), dtype=np.float32)

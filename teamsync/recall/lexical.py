@@ -230,7 +230,7 @@ class LexicalIndex:
 
     def files(self) -> list[tuple[int, str, str]]:
         """Every indexed memory as ``(rowid, path, content sha256)``."""
-        return [(r, p, h) for r, p, h in self._db.execute("SELECT id, path, sha FROM files")]
+        return self._db.execute("SELECT id, path, sha FROM files").fetchall()
 
     def search(
         self,

@@ -23,6 +23,7 @@ import yaml
 from teamsync._files import write_atomic
 from teamsync.errors import ConfigError
 from teamsync.limits import CONFIG_NAME, DEFAULT_BRANCH
+from teamsync.sync import BACKENDS
 
 CONFIG_VERSION = 1
 CASE_FOLDING_HOSTS = frozenset({"github.com", "www.github.com", "gitlab.com", "bitbucket.org"})
@@ -88,7 +89,7 @@ def load_config(memdir: Path) -> SyncConfig:
         ) from exc
     if (
         not isinstance(data, dict)
-        or data.get("backend") not in ("git", "rest", "memstore")
+        or data.get("backend") not in BACKENDS  # git, rest, memstore (and a test's own)
         or not isinstance(data.get("url"), str)
         or (data.get("backend") == "memstore" and not isinstance(data.get("memory_store"), str))
     ):

@@ -35,7 +35,7 @@ from teamsync.errors import ConflictError
 from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
 from teamsync.sync.apply import Applier
-from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot
+from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot, check_backend
 from teamsync.sync.guards import (
     Safety,
     Stop,
@@ -105,9 +105,8 @@ def run_sync(
         allowlist=allowlist,
         progress=None if dry else progress,
     )
-    keep = getattr(backend, "use_cache", None)
-    if keep is not None:  # REST: the listing and its ETag outlive the run (one 304 next time)
-        keep(state)
+    check_backend(backend)  # a wrapper that drops a member would drop its safety check
+    backend.use_cache(state)  # REST: the listing and its ETag outlive the run (one 304 next time)
     run = _Run(applier, backend, mode, dry, progress, safety or Safety(), where)
     backoff = backoff or Backoff()
     rounds = 0
@@ -231,7 +230,7 @@ class _Run:
             incoming = applier.hold_merges(incoming)
         wanted = [s.key for s in incoming if s.action in (PULL, MERGE)]
         texts = {**backend.fetch([k for k in wanted if k not in early]), **early}
-        refused: dict[str, str] = getattr(backend, "refused_on_fetch", {})
+        refused = backend.refused_on_fetch
         applier.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
         writes = applier.prepare_incoming(
             incoming,
@@ -292,7 +291,7 @@ class _Run:
         base = real if moved_base is None else dict(moved_base)
         local_sums = local.checksums if sums is None else sums
         skip = set(snap.rejected) | set(local.rejected) | self.hold
-        history = self.backend if snap.version is not None else None  # an empty remote has none
+        history = self.backend.past_checksums if snap.version is not None else None  # empty: none
         renamed = state.renamed_keys()
         recovered = recover_bases(
             base,
@@ -306,16 +305,18 @@ class _Run:
         plan_base = {**base, **recovered}
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
         if self.lost is True:
-            descends = getattr(self.backend, "descends_from", None)
             self.lost = lost_history(
-                state.remote_mark(), real, snap, descends, self.where, state.past_checksums
+                state.remote_mark(),
+                real,
+                snap,
+                self.backend.descends_from,
+                self.where,
+                state.past_checksums,
             )
         lost = self.lost if isinstance(self.lost, Stop) else None
         if lost is not None:
             if safety.recover is None:
-                keep = getattr(self.backend, "keep_listing_at_mark", None)
-                if keep is not None:
-                    keep()  # the next run asks about the mark's version again
+                self.backend.keep_listing_at_mark()  # the next run asks about the mark again
                 return lost
             if safety.recover == "restore-remote":
                 steps = restore_plan(

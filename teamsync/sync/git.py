@@ -33,7 +33,14 @@ from teamsync.errors import BackendError, MemoryFormatError
 from teamsync.limits import DEFAULT_BRANCH
 from teamsync.memdir.format import decode_memory
 from teamsync.security.keys import clashes_with, key_clashes
-from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
+from teamsync.sync.base import (
+    Applied,
+    BackendDefaults,
+    ChangeSet,
+    PreconditionFailed,
+    Snapshot,
+    checksum,
+)
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.gitcmd import GitRunner, TreeEntry, Vetted
 from teamsync.sync.gittree import CommitBuilder
@@ -51,7 +58,7 @@ _MODES = {"120000": "symlink (refused)", "160000": "submodule (gitlink, refused)
 __all__ = ["DEFAULT_BRANCH", "GitBackend", "from_config"]
 
 
-class GitBackend:
+class GitBackend(BackendDefaults):
     """A :class:`~teamsync.sync.base.Backend` over one branch of one git remote."""
 
     name = "git"

@@ -119,18 +119,26 @@ def _seen(
         return "is empty" if empty else None
     if snap.version == mark.version:
         return None
-    moved_on = False
-    if snap.serial is not None and mark.serial is not None:
-        if snap.serial < mark.serial:
-            return f"is at version {snap.serial}, older than version {mark.serial} seen last"
-        if snap.serial == mark.serial:
-            return f"holds other content under the same version {snap.serial} seen last"
-        moved_on = True
+    said, moved_on = _by_serial(mark, snap)
+    if said is not None:
+        return said
     follows = descends(mark.version) if descends is not None else None
     if follows is False:
         return f"is at {snap.version[:12]}, which does not descend from {mark.version[:12]}"
     # emptied by ordinary deletes that descend from what we saw: a change, not a loss
     return "is empty" if empty and not (moved_on or follows) else None
+
+
+def _by_serial(mark: RemoteMark, snap: Snapshot) -> tuple[str | None, bool]:
+    """What the version counters say (when both sides have one): a verdict, and
+    whether the remote moved on past the mark."""
+    if snap.serial is None or mark.serial is None:
+        return None, False
+    if snap.serial < mark.serial:
+        return f"is at version {snap.serial}, older than version {mark.serial} seen last", False
+    if snap.serial == mark.serial:
+        return f"holds other content under the same version {snap.serial} seen last", False
+    return None, True
 
 
 def _rolled_back(
@@ -145,13 +153,7 @@ def _rolled_back(
     reverted = sorted(
         k for k, c in base.items() if snap.checksums.get(k, c) != c and snap.checksums[k] in past(k)
     )
-    at = snap.checksum_at
-    if (
-        at is not None
-        and mark.serial is not None
-        and at[0] == mark.serial
-        and at[1] != mark.version
-    ):
+    if _other_at_mark(mark, snap):
         gone = [k for k in base if k not in snap.checksums and k not in snap.rejected]
         if reverted or gone:
             return (
@@ -163,6 +165,21 @@ def _rolled_back(
         return None
     if descends is not None and descends(mark.version) is not None:
         return None  # it has a history that can tell
+    return _reverted_without_history(reverted)
+
+
+def _other_at_mark(mark: RemoteMark, snap: Snapshot) -> bool:
+    """The server says it held another store checksum at the mark's serial than the mark."""
+    at = snap.checksum_at
+    return (
+        at is not None
+        and mark.serial is not None
+        and at[0] == mark.serial
+        and at[1] != mark.version
+    )
+
+
+def _reverted_without_history(reverted: list[str]) -> str:
     shown = ", ".join(printable(k) for k in reverted[:5])
     more = f" and {len(reverted) - 5} more" if len(reverted) > 5 else ""
     return (

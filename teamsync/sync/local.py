@@ -7,6 +7,7 @@ matches the base store's stat cache, so a no-op sync reads no file contents.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from teamsync.memdir.format import INDEX_NAME, MAX_MEMORY_BYTES, Memory, decode_
 from teamsync.memdir.index import mentioned, normalize_target, parse_index
 from teamsync.memdir.indexfix import fix_index_text, resolve
 from teamsync.memdir.lint import backup_index
-from teamsync.security.fs import SafeDir
+from teamsync.security.fs import SafeDir, WalkItem
 from teamsync.security.guard import safe_write
 from teamsync.security.keys import is_memory_key, key_clashes, key_problem
 from teamsync.sync.base import checksum
@@ -80,13 +81,10 @@ def scan_local(team: SafeDir, state: BaseStore, *, clean: bool = False) -> Local
         key = item.key
         if key == MANIFEST_NAME and not item.opaque:
             continue  # Claude Code's mount manifest: bookkeeping, never synced
-        problem = item.problem  # walk already checked the key itself
-        st = team.stat(key) if problem is None else None
-        if problem is None and st is None:
+        listed = _listed(team, item)
+        if listed is None:
             continue  # vanished while listing
-        if problem is None and st is not None:
-            problem = NOT_MEMORY if not is_memory_key(key) else None
-            problem = problem or (TOO_BIG if st.st_size > MAX_MEMORY_BYTES else None)
+        problem, st = listed
         if item.opaque:
             tree.unknown[key] = problem or "cannot be listed"
             continue
@@ -108,6 +106,19 @@ def scan_local(team: SafeDir, state: BaseStore, *, clean: bool = False) -> Local
     gone = state.stat_keys() - tree.checksums.keys()
     state.remember_stats(fresh, gone, seen_ns=started)
     return tree
+
+
+def _listed(team: SafeDir, item: WalkItem) -> tuple[str | None, os.stat_result | None] | None:
+    """Why a listed file cannot be synced (None: it can) and its stat; None when it
+    vanished while listing."""
+    problem = item.problem  # walk already checked the key itself
+    st = team.stat(item.key) if problem is None else None
+    if problem is None and st is None:
+        return None
+    if problem is None and st is not None:
+        problem = NOT_MEMORY if not is_memory_key(item.key) else None
+        problem = problem or (TOO_BIG if st.st_size > MAX_MEMORY_BYTES else None)
+    return problem, st
 
 
 def _reason(exc: BaseException) -> str:

@@ -44,7 +44,14 @@ from teamsync.config import Settings
 from teamsync.errors import AuthError, BackendError, ConfigError, MissingExtra
 from teamsync.security.keys import key_clashes
 from teamsync.security.names import printable
-from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed, Snapshot, checksum
+from teamsync.sync.base import (
+    Applied,
+    BackendDefaults,
+    ChangeSet,
+    PreconditionFailed,
+    Snapshot,
+    checksum,
+)
 from teamsync.sync.config import SyncConfig, remote_identity
 from teamsync.sync.history import Change
 from teamsync.sync.local import file_problem
@@ -98,7 +105,7 @@ def normalize_prefix(prefix: str | None) -> str:
     return raw
 
 
-class MemstoreBackend:
+class MemstoreBackend(BackendDefaults):
     """A :class:`~teamsync.sync.base.Backend` over one folder of a memory store."""
 
     name = "memstore"

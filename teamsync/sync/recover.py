@@ -23,15 +23,9 @@ recorded rename came from or went to. Such a file is planned as a local change
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import Protocol
 
-
-class History(Protocol):
-    """The optional backend method :func:`recover_bases` uses."""
-
-    def past_checksums(self, keys: Collection[str]) -> Mapping[str, Collection[str]]:
-        """key -> every checksum the remote's history holds for it (any order)."""
-        ...
+PastChecksums = Callable[[Collection[str]], Mapping[str, Collection[str]]]
+""":meth:`teamsync.sync.base.Backend.past_checksums`."""
 
 
 def candidates(
@@ -50,7 +44,7 @@ def recover_bases(
     base: Mapping[str, str],
     local: Mapping[str, str],
     remote: Mapping[str, str],
-    backend: object,
+    history: PastChecksums | None,
     skip: Collection[str] = (),
     synced_here: Callable[[str], bool] | None = None,
     known: Callable[[], Collection[str]] | None = None,
@@ -68,8 +62,7 @@ def recover_bases(
     if keys and known is not None:
         held = set(known())
         keys = [k for k in keys if local[k] not in held]
-    ask = getattr(backend, "past_checksums", None)
-    if not keys or ask is None:
+    if not keys or history is None:
         return {}
-    past = ask(keys)
+    past = history(keys)
     return {k: local[k] for k in keys if local[k] in past.get(k, ())}

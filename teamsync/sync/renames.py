@@ -131,21 +131,34 @@ def find_renames(
     keys = [k for k in local.keys() | remote.keys() if k not in skip and not is_below(k, unknown)]
     for a, b in _pairs(keys):
         for old, new in ((a, b), (b, a)):
-            if old not in base and new not in base:
-                only_here = old in local and old not in remote
-                if only_here and new in remote and new not in local:
-                    # a create/create under two spellings, or one memory renamed two ways
-                    moves.append(Move(old, new, "meet", gone.get(fold_key(new))))
-                continue
-            if old not in base or new in base:
-                continue
-            if old in local and new not in local and new in remote and old not in remote:
-                if local[old] != base[old]:
-                    moves.append(Move(old, new, "follow"))
-            elif new in local and old not in local and old in remote and new not in remote:
-                if remote[old] != base[old]:
-                    moves.append(Move(old, new, "redo"))
+            move = _move(old, new, base, local, remote, gone)
+            if move is not None:
+                moves.append(move)
     return moves
+
+
+def _move(
+    old: str,
+    new: str,
+    base: Mapping[str, str],
+    local: Mapping[str, str],
+    remote: Mapping[str, str],
+    gone: Mapping[str, str],
+) -> Move | None:
+    """The move that lines up ``old`` with ``new`` (two spellings of one name), if any."""
+    if old not in base and new not in base:
+        only_here = old in local and old not in remote
+        if only_here and new in remote and new not in local:
+            # a create/create under two spellings, or one memory renamed two ways
+            return Move(old, new, "meet", gone.get(fold_key(new)))
+        return None
+    if old not in base or new in base:
+        return None
+    if old in local and new not in local and new in remote and old not in remote:
+        return Move(old, new, "follow") if local[old] != base[old] else None
+    if new in local and old not in local and old in remote and new not in remote:
+        return Move(old, new, "redo") if remote[old] != base[old] else None
+    return None
 
 
 def preview(

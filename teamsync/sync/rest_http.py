@@ -242,3 +242,10 @@ def error_message(body: bytes, limit: int = 300) -> str:
     msg = parse_error_body(body)[0]
     # the server's words reach the terminal: no control characters (escape sequences)
     return printable(msg[:limit].replace("\n", " "))
+
+
+def unexpected(where: str, status: int, body: bytes, what: str) -> BackendError:
+    """The error for an answer the client has no use for: what failed, the status and
+    the server's own message (printable, cut short)."""
+    why = error_message(body)
+    return BackendError(f"{what} failed: {where} answered {status}" + (f": {why}" if why else ""))

@@ -15,8 +15,7 @@ from collections.abc import Mapping
 
 from teamsync.errors import ConfigError
 from teamsync.security.names import printable
-
-TEAM_MEMORY_PATH = "/api/claude_code/team_memory"
+from teamsync.wire import PATH as TEAM_MEMORY_PATH
 
 
 def _json_error(body: bytes) -> bool:

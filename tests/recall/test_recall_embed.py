@@ -231,6 +231,12 @@ def test_the_packed_matrix_is_used_when_nothing_changed_and_rebuilt_after_an_edi
         packed, rows = index.vectors.matrix(shas)
         assert packed.tobytes() == index.vectors._from_rows(shas)[0].tobytes()
         assert [h.path for h in index.search("customers charged twice", 3)][:1] == ranked[:1]
+        sidecars = list(tmp_path.glob("vectors.sqlite.*.f32"))
+        assert len(sidecars) == 1  # the matrix of the old list was removed with it
+        assert sidecars[0].stat().st_size == packed.nbytes
+        sidecars[0].unlink()  # a lost sidecar is only a cache: the rows answer
+        again, rows_again = index.vectors.matrix(shas)
+        assert rows_again == rows and again.tobytes() == packed.tobytes()
     finally:
         index.close()
     store = VectorStore(vectors)  # another order of the same checksums: the rows, not the pack

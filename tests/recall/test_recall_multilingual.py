@@ -65,6 +65,28 @@ def test_a_lexical_match_is_never_displaced_by_embedding_noise() -> None:
         assert hits[0].path == "lexical.md" and hits[0].cleared == ("lexical",)
 
 
+def test_cosine_only_memories_are_capped_and_a_lexical_match_needs_the_cosine_to_agree() -> None:
+    near = {f"m{i}.md": 0.1 for i in range(20)} | {f"top{i}.md": 0.8 - 0.01 * i for i in range(4)}
+    capped = Rule(-math.inf, 1.0, 0.5, 0.5, 0.1, 0.5, alone=2)
+    assert [h.path for h in fuse(near, {}, capped, 5)] == ["top0.md", "top1.md"]
+    lexical = {"m3.md": (1, Hit("m3.md", 3.0, ("token",), 1.0))}  # words match, cosine is noise
+    agreeing = Rule(-math.inf, 1.0, 0.5, 0.5, 0.1, 0.5, lexical_z=0.0, alone=2)
+    assert "m3.md" not in [h.path for h in fuse(near, lexical, agreeing, 5)]
+    assert [h.path for h in fuse(near, lexical, capped, 5)][0] == "m3.md"
+    lifted = near | {"m3.md": 0.5}  # the cosine now agrees: the lexical match leads again
+    assert [h.path for h in fuse(lifted, lexical, agreeing, 5)][0] == "m3.md"
+
+
+def test_a_confident_query_lifts_the_cap_and_widens_the_margin() -> None:
+    rule = Rule(-math.inf, 0.03, 0.2, 0.5, 0.1, 0.2, alone=1, open_z=3.0, open_margin=0.12)
+    flat = {f"m{i}.md": 0.1 + 0.002 * i for i in range(30)}
+    confident = flat | {"a.md": 0.8, "b.md": 0.72, "c.md": 0.6}  # a stands > 3 sd above the mean
+    assert [h.path for h in fuse(confident, {}, rule, 5)] == ["a.md", "b.md"]
+    unsure = {f"m{i}.md": 0.1 + 0.02 * i for i in range(30)} | {"a.md": 0.71, "b.md": 0.7}
+    assert [h.path for h in fuse(unsure, {}, rule, 5)] == ["a.md"]  # capped at one
+    assert "at most 1 on the cosine alone" in fuse(unsure, {}, rule, 5)[0].why
+
+
 def test_every_model_has_a_rule_and_the_english_one_keeps_round_3_for_small_dirs() -> None:
     assert set(RULES) == set(models.MODELS)
     assert RULES[embed.MODEL_NAME].small_floor == 0.26

@@ -13,9 +13,10 @@ import httpx2
 import pytest
 
 from teamsync.errors import AuthError, BackendError, ConfigError
+from teamsync.limits import BATCH_BYTES
 from teamsync.sync.base import ChangeSet, PreconditionFailed, checksum
 from teamsync.sync.config import SyncConfig
-from teamsync.sync.rest import BATCH_BYTES, RestBackend
+from teamsync.sync.rest import RestBackend
 from teamsync.sync.rest_http import backoff, load_token, normalize_remote
 from testing.gitrepos import memory
 from testing.minimal_server import MinimalStore, create_minimal_app

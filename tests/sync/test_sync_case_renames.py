@@ -18,16 +18,20 @@ from teamsync.sync.base import ChangeSet
 from teamsync.sync.git import GitBackend
 from testing.casefold import CaseInsensitiveDir, sync_case_insensitive
 from testing.gitrepos import Member, make_team, memory, remote_files, seed_remote
+from testing.memory_backend import make_memory_team
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
 DEPLOY = memory("Deploy", "Deploys go through the release train on Tuesdays.\n")
 
 
-@pytest.fixture(params=["git", "rest"])
+@pytest.fixture(params=["git", "rest", "memory"])
 def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[Member]]:
-    """Alice and Bob on one backend."""
+    """Alice and Bob on one backend (``memory``: the contract's in-memory backend)."""
     if request.param == "git":
         yield list(make_team(tmp_path))
+        return
+    if request.param == "memory":
+        yield list(make_memory_team(tmp_path))
         return
     store = open_storage(f"sqlite:///{tmp_path / 'server.sqlite3'}")
     tokens = [token_for(store, label=n) for n in ("alice", "bob")]
@@ -172,7 +176,7 @@ def test_case_rename_against_a_teammates_edit_keeps_both(team: list[Member]) -> 
     assert alice.files() == bob.files() == {"deploy.md": edited}
 
 
-@pytest.mark.parametrize("kind", ["git", "rest"])
+@pytest.mark.parametrize("kind", ["git", "rest", "memory"])
 def test_fuzzer_shrunk_case_rename_race_converges(kind: str, tmp_path: Path) -> None:
     """h18's 5-operation reproduction, replayed through the fuzzer's own oracle."""
     from testing.fuzz import replay, rest_host
@@ -184,8 +188,8 @@ def test_fuzzer_shrunk_case_rename_race_converges(kind: str, tmp_path: Path) -> 
         ("edit", 1, 753, 946),
         ("case_rename", 2),
     ]
-    if kind == "git":
-        assert replay("git", ops, 3, None).stats.violations == []
+    if kind in ("git", "memory"):
+        assert replay(kind, ops, 3, None).stats.violations == []
     else:
         with rest_host(tmp_path / "fuzz") as host:
             assert replay("rest", ops, 3, host).stats.violations == []

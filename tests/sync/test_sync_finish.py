@@ -331,7 +331,7 @@ def test_recover_bases_only_vouches_for_content_the_remote_held() -> None:
 
     local = {"old.md": "c1", "edited.md": "c9", "synced.md": "s", "same.md": "x"}
     remote = {"old.md": "c2", "edited.md": "c2", "same.md": "x"}
-    got = recover_bases({"synced.md": "s"}, local, remote, Past())
+    got = recover_bases({"synced.md": "s"}, local, remote, Past().past_checksums)
     assert got == {"old.md": "c1"}
     assert Past.asked == [["edited.md", "old.md"]]  # only baseless keys that differ
     assert recover_bases({}, local, remote, None) == {}

@@ -120,6 +120,12 @@ class RestTeam(Team):
     kind = "rest"
 
 
+class MemoryTeam(Team):
+    """The contract's in-memory backend (testing/memory_backend.py)."""
+
+    kind = "memory"
+
+
 class CasefoldGitTeam(Team):
     """Alice's disk is case-insensitive (macOS, Windows), simulated."""
 
@@ -145,6 +151,10 @@ def test_fuzz_rest(host: RestHost) -> None:
     run_state_machine_as_test(RestTeam, settings=RUN)
 
 
+def test_fuzz_memory() -> None:
+    run_state_machine_as_test(MemoryTeam, settings=RUN)
+
+
 def test_fuzz_git_with_a_case_insensitive_teammate() -> None:
     run_state_machine_as_test(CasefoldGitTeam, settings=RUN)
 
@@ -153,7 +163,7 @@ RENAME_SEEDS = range(1, 5)
 RENAME_STEPS = 60
 
 
-@pytest.mark.parametrize("kind", ["git", "rest"])
+@pytest.mark.parametrize("kind", ["git", "rest", "memory"])
 def test_fuzz_renames_back_by_other_teammates(kind: str, host: RestHost) -> None:
     """Issue 31: seeded runs heavy in renames, hand-offs (a teammate renames and syncs,
     another syncs and renames it back) and teammates offline for a few syncs. The

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from teamsync.memdir.freshness import changed_at
-from teamsync.sync.base import Applied, ChangeSet, PreconditionFailed
+from teamsync.sync.base import Applied, ChangeSet, ForwardingBackend, PreconditionFailed
 from teamsync.sync.git import GitBackend
 from teamsync.wire import redact_url
 from testing.gitrepos import (
@@ -186,29 +186,19 @@ def test_commits_carry_identity_and_list_keys(tmp_path: Path) -> None:
     assert git("--git-dir", str(alice.remote), "rev-list", "--count", "teamsync/memory") == "1"
 
 
-class _RacingBackend:
-    """A real GitBackend; before its first push, a teammate pushes too."""
+class _RacingBackend(ForwardingBackend):
+    """A real GitBackend; before its first push, a teammate pushes too. Every other
+    member of the contract (the force-push check among them) reaches the GitBackend."""
 
     def __init__(self, inner: GitBackend, race: object) -> None:
-        self.inner, self.race, self.name, self.raced = inner, race, "git", 0
-
-    def snapshot(self):  # type: ignore[no-untyped-def]
-        return self.inner.snapshot()
-
-    def fetch(self, keys):  # type: ignore[no-untyped-def]
-        return self.inner.fetch(keys)
+        super().__init__(inner)
+        self.race, self.raced = race, 0
 
     def apply(self, changes: ChangeSet) -> Applied | PreconditionFailed:
         if not self.raced:
             self.raced += 1
             self.race()  # type: ignore[operator]
         return self.inner.apply(changes)
-
-    def identity(self) -> str:
-        return self.inner.identity()
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def test_non_fast_forward_push_is_retried_after_reconciling(tmp_path: Path) -> None:

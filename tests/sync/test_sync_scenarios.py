@@ -1,19 +1,44 @@
-"""Every row of the reconciliation table, with real teammates and a bare git remote."""
+"""Every row of the reconciliation table, with real teammates: a bare git remote, and the
+contract's in-memory backend (``testing/memory_backend.py``) through the same engine."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from teamsync.memdir.lint import lint_memdir
-from testing.gitrepos import Teammate, converge, make_team, memory, remote_files
+from testing.gitrepos import Member, converge, make_team, memory, remote_files
+from testing.memory_backend import MemoryMate, make_memory_team
+
+Make = Callable[..., list[Member]]
 
 CONFLICT = re.compile(r"^notes\.conflict-\d{8}T\d{6}Z-(alice|bob|carol)(-\d+)?\.md$", re.I)
 
 
-def _shared(tmp_path: Path, names: tuple[str, ...] = ("alice", "bob")) -> list[Teammate]:
+@pytest.fixture(params=["git", "memory"])
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Make:
+    """Teammates on one fresh remote of the backend under test."""
+
+    def mates(names: tuple[str, ...] = ("alice", "bob")) -> list[Member]:
+        if request.param == "memory":
+            return list(make_memory_team(tmp_path, names))
+        return list(make_team(tmp_path, names))
+
+    return mates
+
+
+def _remote(mate: Member) -> dict[str, str]:
+    if isinstance(mate, MemoryMate):
+        return mate.remote.files()
+    return remote_files(mate.remote)  # type: ignore[attr-defined]
+
+
+def _shared(make: Make, names: tuple[str, ...] = ("alice", "bob")) -> list[Member]:
     """Teammates who already share notes.md (synced once)."""
-    mates = make_team(tmp_path, names)
+    mates = make(names)
     mates[0].write("notes.md", "one\ntwo\nthree\nfour\nfive\n")
     converge(mates, rounds=1)
     for mate in mates:
@@ -21,15 +46,15 @@ def _shared(tmp_path: Path, names: tuple[str, ...] = ("alice", "bob")) -> list[T
     return mates
 
 
-def _same_everywhere(mates: list[Teammate]) -> dict[str, str]:
+def _same_everywhere(mates: list[Member]) -> dict[str, str]:
     trees = [m.files() for m in mates]
     assert all(t == trees[0] for t in trees), trees
-    assert remote_files(mates[0].remote) == trees[0]
+    assert _remote(mates[0]) == trees[0]
     return trees[0]
 
 
-def test_edit_edit_non_overlapping_merges(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_edit_edit_non_overlapping_merges(make: Make) -> None:
+    alice, bob = _shared(make)
     alice.write("notes.md", "ONE\ntwo\nthree\nfour\nfive\n")
     bob.write("notes.md", "one\ntwo\nthree\nfour\nFIVE\n")
     assert alice.sync().pushed == ["notes.md"]
@@ -41,8 +66,8 @@ def test_edit_edit_non_overlapping_merges(tmp_path: Path) -> None:
     assert tree == {"notes.md": "ONE\ntwo\nthree\nfour\nFIVE\n"}
 
 
-def test_edit_edit_overlapping_keeps_both_as_conflict_copy(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_edit_edit_overlapping_keeps_both_as_conflict_copy(make: Make) -> None:
+    alice, bob = _shared(make)
     alice.write("notes.md", "one\ntwo\nALICE\nfour\nfive\n")
     bob.write("notes.md", "one\ntwo\nBOB\nfour\nfive\n")
     alice.sync()
@@ -58,8 +83,8 @@ def test_edit_edit_overlapping_keeps_both_as_conflict_copy(tmp_path: Path) -> No
     assert set(tree) == {"notes.md", conflict.copy}  # the copy travels to teammates too
 
 
-def test_identical_edits_are_not_a_conflict(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_identical_edits_are_not_a_conflict(make: Make) -> None:
+    alice, bob = _shared(make)
     for mate in (alice, bob):
         mate.write("notes.md", "one\ntwo\nsame\n")
     alice.sync()
@@ -69,8 +94,8 @@ def test_identical_edits_are_not_a_conflict(tmp_path: Path) -> None:
     assert _same_everywhere([alice, bob]) == {"notes.md": "one\ntwo\nsame\n"}
 
 
-def test_edit_here_delete_there_keeps_the_edit(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_edit_here_delete_there_keeps_the_edit(make: Make) -> None:
+    alice, bob = _shared(make)
     alice.write("notes.md", "one\ntwo\nedited by alice\n")
     bob.delete("notes.md")
     alice.sync()
@@ -80,8 +105,8 @@ def test_edit_here_delete_there_keeps_the_edit(tmp_path: Path) -> None:
     assert _same_everywhere([alice, bob]) == {"notes.md": "one\ntwo\nedited by alice\n"}
 
 
-def test_delete_here_edit_there_keeps_the_edit(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_delete_here_edit_there_keeps_the_edit(make: Make) -> None:
+    alice, bob = _shared(make)
     bob.delete("notes.md")
     assert bob.sync().remote_deleted == ["notes.md"]
     alice.write("notes.md", "one\ntwo\nedited after the delete\n")
@@ -91,8 +116,8 @@ def test_delete_here_edit_there_keeps_the_edit(tmp_path: Path) -> None:
     assert _same_everywhere([alice, bob]) == {"notes.md": "one\ntwo\nedited after the delete\n"}
 
 
-def test_unchanged_file_deleted_there_is_deleted_here(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_unchanged_file_deleted_there_is_deleted_here(make: Make) -> None:
+    alice, bob = _shared(make)
     alice.delete("notes.md")
     assert alice.sync().remote_deleted == ["notes.md"]
     report = bob.sync()
@@ -100,8 +125,8 @@ def test_unchanged_file_deleted_there_is_deleted_here(tmp_path: Path) -> None:
     assert _same_everywhere([alice, bob]) == {}
 
 
-def test_delete_delete(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_delete_delete(make: Make) -> None:
+    alice, bob = _shared(make)
     alice.delete("notes.md")
     bob.delete("notes.md")
     alice.sync()
@@ -115,8 +140,8 @@ def test_delete_delete(tmp_path: Path) -> None:
     assert _same_everywhere([alice, bob]) == {"notes.md": "reborn\n"}
 
 
-def test_both_create_same_key_identically(tmp_path: Path) -> None:
-    alice, bob = make_team(tmp_path)
+def test_both_create_same_key_identically(make: Make) -> None:
+    alice, bob = make()
     alice.write("new.md", "same\n")
     bob.write("new.md", "same\n")
     alice.sync()
@@ -124,8 +149,8 @@ def test_both_create_same_key_identically(tmp_path: Path) -> None:
     assert _same_everywhere([alice, bob]) == {"new.md": "same\n"}
 
 
-def test_both_create_same_key_differently(tmp_path: Path) -> None:
-    alice, bob = make_team(tmp_path)
+def test_both_create_same_key_differently(make: Make) -> None:
+    alice, bob = make()
     alice.write("notes.md", "alice wrote this\n")
     bob.write("notes.md", "bob wrote this\n")
     alice.sync()
@@ -137,8 +162,8 @@ def test_both_create_same_key_differently(tmp_path: Path) -> None:
     assert tree == {"notes.md": "alice wrote this\n", conflict.copy: "bob wrote this\n"}
 
 
-def test_rename_travels_as_delete_plus_create(tmp_path: Path) -> None:
-    alice, bob = _shared(tmp_path)
+def test_rename_travels_as_delete_plus_create(make: Make) -> None:
+    alice, bob = _shared(make)
     (alice.team / "notes.md").rename(alice.team / "renamed.md")
     report = alice.sync()
     assert report.pushed == ["renamed.md"] and report.remote_deleted == ["notes.md"]
@@ -147,8 +172,8 @@ def test_rename_travels_as_delete_plus_create(tmp_path: Path) -> None:
     assert _same_everywhere([alice, bob]) == {"renamed.md": "one\ntwo\nthree\nfour\nfive\n"}
 
 
-def test_first_sync_with_files_on_both_sides_deletes_nothing(tmp_path: Path) -> None:
-    alice, bob = make_team(tmp_path)
+def test_first_sync_with_files_on_both_sides_deletes_nothing(make: Make) -> None:
+    alice, bob = make()
     alice.write("a.md", "from alice\n")
     alice.write("same.md", "same\n")
     alice.write("differs.md", "alice's version\n")
@@ -170,8 +195,8 @@ def test_first_sync_with_files_on_both_sides_deletes_nothing(tmp_path: Path) -> 
     }
 
 
-def test_three_teammates_merge_and_converge(tmp_path: Path) -> None:
-    alice, bob, carol = _shared(tmp_path, ("alice", "bob", "carol"))
+def test_three_teammates_merge_and_converge(make: Make) -> None:
+    alice, bob, carol = _shared(make, ("alice", "bob", "carol"))
     alice.write("notes.md", "ONE\ntwo\nthree\nfour\nfive\n")
     bob.write("notes.md", "one\ntwo\nTHREE\nfour\nfive\n")
     carol.write("notes.md", "one\ntwo\nthree\nfour\nFIVE\n")
@@ -181,8 +206,8 @@ def test_three_teammates_merge_and_converge(tmp_path: Path) -> None:
     assert tree == {"notes.md": "ONE\ntwo\nTHREE\nfour\nFIVE\n", "carol.md": "carol's own\n"}
 
 
-def test_three_teammates_overlapping_edits_keep_every_version(tmp_path: Path) -> None:
-    mates = _shared(tmp_path, ("alice", "bob", "carol"))
+def test_three_teammates_overlapping_edits_keep_every_version(make: Make) -> None:
+    mates = _shared(make, ("alice", "bob", "carol"))
     for mate in mates:
         mate.write("notes.md", f"one\ntwo\n{mate.name}\nfour\nfive\n")
     converge(mates, rounds=2)
@@ -193,8 +218,8 @@ def test_three_teammates_overlapping_edits_keep_every_version(tmp_path: Path) ->
     assert sum(1 for k in tree if CONFLICT.match(k)) == 2
 
 
-def test_conflict_copies_are_indexed(tmp_path: Path) -> None:
-    alice, bob = make_team(tmp_path)
+def test_conflict_copies_are_indexed(make: Make) -> None:
+    alice, bob = make()
     alice.write("notes.md", memory("Notes", "shared line\n"))
     alice.write("MEMORY.md", "- [Notes](notes.md) — Notes in one line\n")
     converge([alice, bob], rounds=1)
@@ -214,8 +239,8 @@ def test_conflict_copies_are_indexed(tmp_path: Path) -> None:
         assert not [p for p in team_problems if p.kind in index_kinds], team_problems
 
 
-def test_index_merged_from_both_sides_lists_both_new_memories(tmp_path: Path) -> None:
-    alice, bob = make_team(tmp_path)
+def test_index_merged_from_both_sides_lists_both_new_memories(make: Make) -> None:
+    alice, bob = make()
     alice.write("MEMORY.md", "- [Base](base.md) — the base memory\n")
     alice.write("base.md", memory("Base", "base\n"))
     converge([alice, bob], rounds=1)

@@ -28,6 +28,7 @@ from teamsync.server.storage import Storage, open_storage
 from testing.counting import Counter
 from testing.gitrepos import Member, git, make_team, remote_files
 from testing.gitrepos import fake_token as _token
+from testing.memory_backend import make_memory_team
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
 NAMES = ("deploys.md", "oncall.md", "notes/api_keys.md", "Runbook.md", "ci.md", "db_schema.md")
@@ -162,6 +163,8 @@ class Backend:
         self.n += 1
         if self.kind == "git":
             return list(make_team(work))
+        if self.kind == "memory":
+            return list(make_memory_team(work))
         assert self.storage is not None
         repo = f"acme/r{self.n}"
         tokens = [token_for(self.storage, repo), token_for(self.storage, repo)]
@@ -171,6 +174,9 @@ class Backend:
         if self.kind == "git":
             remote = mates[0].remote  # type: ignore[attr-defined]
             return git("--git-dir", str(remote), "for-each-ref", "--format=%(objectname)")
+        if self.kind == "memory":
+            head = mates[0].remote.head  # type: ignore[attr-defined]
+            return repr(head.id if head is not None else None)
         assert self.storage is not None
         state = self.storage.state(mates[0].repo, contents=True)  # type: ignore[attr-defined]
         return repr(state.head if state is not None else None)
@@ -178,18 +184,20 @@ class Backend:
     def remote(self, mates: list[Member]) -> dict[str, str]:
         if self.kind == "git":
             return remote_files(mates[0].remote)  # type: ignore[attr-defined]
+        if self.kind == "memory":
+            return mates[0].remote.files()  # type: ignore[attr-defined,no-any-return]
         assert self.storage is not None
         state = self.storage.state(mates[0].repo, contents=True)  # type: ignore[attr-defined]
         return dict(state.entries or {}) if state is not None else {}
 
 
-@pytest.fixture(scope="module", params=["git", "rest"])
+@pytest.fixture(scope="module", params=["git", "rest", "memory"])
 def backend(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Backend]:
     root = tmp_path_factory.mktemp(f"settle-{request.param}")
     b = Backend(request.param, root)
-    if request.param == "git":
+    if request.param in ("git", "memory"):
         yield b
         return
     b.storage = open_storage(f"sqlite:///{root / 'server.sqlite3'}")
