@@ -28,11 +28,25 @@ every acknowledged PUT's value is in the final listing (each key is written by
 one client, so its last acknowledged value must be the stored one) and every
 acknowledged PUT is in the repository's history.
 
-    nice .venv/bin/python bench/server_load.py [--seconds 3] [--clients 8,32,128]
-        [--db sqlite,postgres] [--teamsync PATH]
+First, the one-entry PUT's latency at 1, 8 and 32 clients (own repositories): each
+build on a database of its own, builds taking turns for ``--rounds`` rounds, a
+fresh server each time; it prints the median and the best p50 of the rounds, the
+median CPU per PUT, and old/new ratios. Before it, one 4 KiB write + fdatasync
+in the bench's temporary folder is timed: the floor of one durable commit here.
 
-``--teamsync`` runs another build's ``teamsync`` (an older checkout's
-``.venv/bin/teamsync``) for a before/after comparison on the same machine.
+    nice .venv/bin/python bench/server_load.py [--seconds 3] [--clients 8,32,128]
+        [--db sqlite,postgres] [--old DIR] [--rounds 3] [--only latency,cells,two]
+        [--two-clients 8,32] [--two-sizes 100,10000]
+
+``--old DIR`` runs an older checkout's server in the same run, for before/after
+ratios on the same machine at the same time: make one with
+``git worktree add /tmp/oldserver COMMIT``. Its ``teamsync`` runs with this
+interpreter and its packages (the editable install's finder is dropped, so the
+tree's own package is imported; the older code must run on today's dependencies).
+``--teamsync`` names the new build's ``teamsync``. The two-process run
+(``serve --workers 2`` on PostgreSQL) is new-build only, with the clients and
+store sizes of ``--two-clients`` and ``--two-sizes``, and ends with the same
+no-lost-update check.
 The client threads share the machine with the server: on two cores, 128
 Python clients cost the server CPU time, so read latency at 128 as an upper bound.
 """
@@ -124,9 +138,9 @@ class Server:
             self.proc.kill()
 
 
-def serve(teamsync: str, db_url: str, workers: int) -> Server:
+def serve(teamsync: list[str], db_url: str, workers: int) -> Server:
     port = free_port()
-    argv = [teamsync, "serve", "--port", str(port), "--db", db_url, "--max-entries", "60000"]
+    argv = [*teamsync, "serve", "--port", str(port), "--db", db_url, "--max-entries", "60000"]
     if workers > 1:
         argv += ["--workers", str(workers)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -143,14 +157,22 @@ def serve(teamsync: str, db_url: str, workers: int) -> Server:
     raise SystemExit("teamsync serve did not start")
 
 
-def token(teamsync: str, db_url: str, repo: str) -> str:
+def token(teamsync: list[str], db_url: str, repo: str) -> str:
     made = subprocess.run(
-        [teamsync, "--json", "token", "create", "--repo", repo, "--db", db_url],
+        [*teamsync, "--json", "token", "create", "--repo", repo, "--db", db_url],
         capture_output=True,
         text=True,
         check=True,
     )
     return str(json.loads(made.stdout)["token"])
+
+
+def tokens_for(teamsync: list[str], db_url: str, repos: list[str]) -> dict[str, str]:
+    """A token per repository (a CLI run each, four at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        return dict(zip(repos, pool.map(lambda r: token(teamsync, db_url, r), repos), strict=True))
 
 
 # -- closed-loop load ---------------------------------------------------------------------
@@ -401,16 +423,22 @@ def full_listing(server: Server, repo: str, tok: str) -> list[Cell]:
 
 # -- the run -------------------------------------------------------------------------------
 def run_db(
-    label: str, db_url: str, teamsync: str, clients: list[int], seconds: float, workers: int
+    label: str,
+    db_url: str,
+    teamsync: list[str],
+    clients: list[int],
+    seconds: float,
+    workers: int,
+    sizes: tuple[int, ...] = SIZES,
 ) -> list[Cell]:
     repos = {f"acme/own{c}" for c in range(max(clients))}
-    repos |= {"acme/busy-cas", "acme/busy-match", *(f"acme/size{n}" for n in SIZES)}
-    tokens = {repo: token(teamsync, db_url, repo) for repo in sorted(repos)}
+    repos |= {"acme/busy-cas", "acme/busy-match", *(f"acme/size{n}" for n in sizes)}
+    tokens = tokens_for(teamsync, db_url, sorted(repos))
     server = serve(teamsync, db_url, workers)
     cells: list[Cell] = []
     writes = Writes()
     try:
-        for size in SIZES:
+        for size in sizes:
             prefill(server.url, tokens[f"acme/size{size}"], f"acme/size{size}", size)
         for busy in ("acme/busy-cas", "acme/busy-match"):
             prefill(server.url, tokens[busy], busy, 1)
@@ -432,21 +460,21 @@ def run_db(
                         lambda cid: tokens["acme/busy-match"])  # fmt: skip
             cell.note = f"{100 * first[True] / max(1, sum(first.values())):.1f}% first try"
             cells.append(cell)
-        for size in SIZES:
+        for size in sizes:
             repo = f"acme/size{size}"
             first = Counter()
             step = one_repo_cas(writes, repo, f"{label}-size", first)
             cells.append(load(server, f"PUT into {size:,} entries", clients[0], seconds, step,
                               lambda cid, r=repo: tokens[r]))  # fmt: skip
-        for size in SIZES:
+        for size in sizes:
             repo = f"acme/size{size}"
             head = httpx2.get(server.url + PATH, params={"repo": repo, "view": "hashes"},
                               headers={"Authorization": f"Bearer {tokens[repo]}"}, timeout=60)  # fmt: skip
-            for n in (clients[0], clients[-1]) if size == SIZES[-1] else (clients[0],):
+            for n in (clients[0], clients[-1]) if size == sizes[-1] else (clients[0],):
                 cells.append(load(server, f"304 at {size:,} entries", n, seconds,
                                   not_modified(repo, head.headers["etag"]),
                                   lambda cid, r=repo: tokens[r]))  # fmt: skip
-        cells += full_listing(server, f"acme/size{SIZES[-1]}", tokens[f"acme/size{SIZES[-1]}"])
+        cells += full_listing(server, f"acme/size{sizes[-1]}", tokens[f"acme/size{sizes[-1]}"])
         print(f"  [{label}] no lost update: {check_no_lost_update(server.url, tokens, writes)}",
               flush=True)  # fmt: skip
     finally:
@@ -469,8 +497,8 @@ def show(label: str, cells: list[Cell]) -> None:
 
 def targets(label: str, cells: list[Cell]) -> None:
     by = {(c.name, c.clients): c for c in cells}
-    small = next(c for c in cells if c.name == f"PUT into {SIZES[0]:,} entries")
-    big = next(c for c in cells if c.name == f"PUT into {SIZES[-1]:,} entries")
+    into = [c for c in cells if c.name.startswith("PUT into ")]
+    small, big = into[0], into[-1]
     own8 = by.get(("own-repo PUT", 8))
     cas32 = by.get(("one-repo PUT, per-key CAS", 32))
     listing = next(c for c in cells if c.name.startswith("full listing") and c.clients == 1)
@@ -478,11 +506,106 @@ def targets(label: str, cells: list[Cell]) -> None:
     if own8:
         print(f"    one-entry PUT p50 at 8 clients: {own8.p50:.1f} ms (target <= 10)")
     ratio = big.cpu_ms / small.cpu_ms if small.cpu_ms else float("nan")
-    print(f"    PUT CPU at {SIZES[-1]:,} / at {SIZES[0]} entries: {big.cpu_ms:.2f} / "
+    print(f"    PUT CPU {big.name[4:]} / {small.name[4:]}: {big.cpu_ms:.2f} / "
           f"{small.cpu_ms:.2f} ms = {ratio:.2f}x (target <= 1.5)")  # fmt: skip
-    print(f"    full listing of {SIZES[-1]:,}: {listing.note} (target <= +100 MB)")
+    print(f"    {listing.name}: {listing.note} (target <= +100 MB)")
     if cas32:
         print(f"    one repository, per-key CAS, 32 clients: {cas32.note} (target >= 95%)")
+
+
+def compare(label: str, new: list[Cell], old: list[Cell]) -> None:
+    """old / new for every cell both runs have: latency, CPU per request, throughput."""
+    before = {(c.name, c.clients): c for c in old}
+    print(f"\n{label}: before (--old) / after, same run")
+    print(f"{'scenario':30} {'clients':>7} {'p50 ms old/new':>16} {'ratio':>6}"
+          f" {'CPU ms old/new':>16} {'ratio':>6} {'req/s old/new':>15}")  # fmt: skip
+    for c in new:
+        o = before.get((c.name, c.clients))
+        if o is None or c.name.startswith("full listing"):
+            continue
+        p50 = o.p50 / c.p50 if c.p50 else float("nan")
+        cpu = o.cpu_ms / c.cpu_ms if c.cpu_ms else float("nan")
+        print(f"{c.name:30} {c.clients:>7} {o.p50:>7.1f}/{c.p50:<8.1f} {p50:>6.2f}"
+              f" {o.cpu_ms:>7.2f}/{c.cpu_ms:<8.2f} {cpu:>6.2f} {o.rps:>7.0f}/{c.rps:<7.0f}")  # fmt: skip
+
+
+# -- one-entry PUT latency, old and new interleaved -------------------------------------
+LATENCY_CLIENTS = (1, 8, 32)
+
+
+def fsync_probe(where: str, n: int = 100) -> float:
+    """Median ms of one 4 KiB write + fdatasync in ``where`` (the floor of one durable
+    commit on this disk: SQLite's WAL commit with synchronous=FULL is one of these)."""
+    path = Path(where) / "fsync-probe"
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+    lat = []
+    try:
+        for i in range(n):
+            os.pwrite(fd, os.urandom(4096), (i % 64) * 4096)
+            t0 = time.perf_counter()
+            os.fdatasync(fd)
+            lat.append(time.perf_counter() - t0)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return statistics.median(lat) * 1000
+
+
+def latency(
+    builds: dict[str, list[str]], db_urls: Callable[[], str], seconds: float, rounds: int
+) -> dict[str, list[Cell]]:
+    """One-entry own-repository PUTs at 1, 8 and 32 clients, each build on a database of
+    its own (kept across rounds), the builds taking turns round after round, a fresh server
+    each time (so a load spike hits both)."""
+    out: dict[str, list[Cell]] = {name: [] for name in builds}
+    urls = {name: db_urls() for name in builds}
+    repos = [f"acme/own{cid}" for cid in range(max(LATENCY_CLIENTS))]
+    tokens = {name: tokens_for(argv, urls[name], repos) for name, argv in builds.items()}
+    steps = {name: own_repo(Writes(), name) for name in builds}  # each knows its last values
+    for _ in range(rounds):
+        for name, teamsync in builds.items():
+            server = serve(teamsync, urls[name], 1)
+            try:
+                step = steps[name]
+                for n in LATENCY_CLIENTS:
+                    cell = load(server, "own-repo PUT", n, seconds, step,
+                                lambda cid, t=tokens[name]: t[f"acme/own{cid}"])  # fmt: skip
+                    out[name].append(cell)
+            finally:
+                server.stop()
+    return out
+
+
+def show_latency(label: str, runs: dict[str, list[Cell]]) -> None:
+    print(f"\n{label}: one-entry PUT, own repository (median over rounds; best p50 of the rounds)")
+    print(f"{'build':8} {'clients':>7} {'p50 ms':>8} {'best p50':>9} {'p99 ms':>8}"
+          f" {'CPU ms/req':>10} {'req/s':>7}  rounds")  # fmt: skip
+    med: dict[tuple[str, int], tuple[float, float]] = {}
+    for name, cells in runs.items():
+        for n in LATENCY_CLIENTS:
+            mine = [c for c in cells if c.clients == n]
+            p50 = statistics.median(c.p50 for c in mine)
+            cpu = statistics.median(c.cpu_ms for c in mine)
+            med[(name, n)] = (p50, cpu)
+            print(f"{name:8} {n:>7} {p50:>8.1f} {min(c.p50 for c in mine):>9.1f}"
+                  f" {statistics.median(c.p99 for c in mine):>8.1f} {cpu:>10.2f}"
+                  f" {statistics.median(c.rps for c in mine):>7.0f}  {len(mine)}")  # fmt: skip
+    if "old" in runs:
+        for n in LATENCY_CLIENTS:
+            (op, oc), (np_, nc) = med[("old", n)], med[("new", n)]
+            print(
+                f"  {n:>3} clients: p50 old/new {op / np_:.2f}x, CPU per PUT old/new {oc / nc:.2f}x"
+            )
+
+
+LAUNCH = (
+    "import sys; root = sys.argv.pop(1); sys.path.insert(0, root);"
+    " sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)];"
+    " import teamsync; assert teamsync.__file__.startswith(root), teamsync.__file__;"
+    " from teamsync.cli import main; sys.argv[0] = 'teamsync'; main()"
+)
+"""Runs the ``teamsync`` of a source tree with this interpreter (and its packages): the
+editable install's finder is dropped so the tree's own package is the one imported."""
 
 
 def main() -> None:
@@ -491,30 +614,53 @@ def main() -> None:
     parser.add_argument("--clients", default="8,32,128")
     parser.add_argument("--db", default="sqlite,postgres")
     parser.add_argument("--teamsync", default=str(Path(sys.executable).with_name("teamsync")))
-    parser.add_argument("--no-two-processes", action="store_true")
+    parser.add_argument("--old", metavar="DIR", help="a checkout of an older server to run too")
+    parser.add_argument("--rounds", type=int, default=3, help="of the latency section")
+    parser.add_argument("--only", default="latency,cells,two", help="sections to run")
+    parser.add_argument("--two-clients", default="8,32", help="clients of the --workers 2 run")
+    parser.add_argument("--two-sizes", default="100,10000", help="store sizes of that run")
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
+    sections = set(args.only.split(","))
+    builds = {"new": [args.teamsync]}
+    if args.old:
+        builds["old"] = [sys.executable, "-c", LAUNCH, str(Path(args.old).resolve())]
     print(f"load average before: {Path('/proc/loadavg').read_text().strip()}; "
-          f"{os.cpu_count()} CPUs; teamsync: {args.teamsync}", flush=True)  # fmt: skip
+          f"{os.cpu_count()} CPUs; builds: {builds}", flush=True)  # fmt: skip
     dbs = args.db.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        if "sqlite" in dbs:
-            url = f"sqlite:///{tmp}/server.sqlite3"
-            cells = run_db("sqlite", url, args.teamsync, clients, args.seconds, 1)
-            show("SQLite (synchronous=FULL), 1 process", cells)
-            targets("sqlite", cells)
-        if "postgres" in dbs:
-            cluster = start_cluster(durable=True)
-            try:
-                runs = [(1, cluster.create_database())]
-                if not args.no_two_processes:
-                    runs.append((2, cluster.create_database()))
-                for workers, url in runs:
-                    label = f"postgres x{workers}"
-                    cells = run_db(label, url, args.teamsync, clients, args.seconds, workers)
-                    show(f"PostgreSQL (fsync on), {workers} process(es)", cells)
-                    targets(label, cells)
-            finally:
+        print(f"one 4 KiB write + fdatasync here: median {fsync_probe(tmp):.2f} ms", flush=True)
+        serial = iter(range(10_000))
+        cluster = start_cluster(durable=True) if "postgres" in dbs else None
+        try:
+            for db in dbs:
+                if db == "sqlite":
+                    label, fresh = (
+                        "SQLite (synchronous=FULL)",
+                        lambda: f"sqlite:///{tmp}/s{next(serial)}.sqlite3",
+                    )
+                else:
+                    assert cluster is not None
+                    label, fresh = "PostgreSQL (fsync on)", cluster.create_database
+                if "latency" in sections:
+                    show_latency(label, latency(builds, fresh, args.seconds, args.rounds))
+                if "cells" in sections:
+                    runs = {name: run_db(f"{db} {name}", fresh(), argv, clients, args.seconds, 1)
+                            for name, argv in builds.items()}  # fmt: skip
+                    for name, cells in runs.items():
+                        show(f"{label}, 1 process, {name} build", cells)
+                        targets(f"{db} {name}", cells)
+                    if "old" in runs:
+                        compare(label, runs["new"], runs["old"])
+            if cluster is not None and "two" in sections:
+                two = [int(c) for c in args.two_clients.split(",")]
+                sizes = tuple(int(n) for n in args.two_sizes.split(","))
+                cells = run_db("postgres x2", cluster.create_database(), builds["new"], two,
+                               args.seconds, 2, sizes)  # fmt: skip
+                show("PostgreSQL (fsync on), 2 processes (serve --workers 2)", cells)
+                targets("postgres x2", cells)
+        finally:
+            if cluster is not None:
                 cluster.stop()
     print(f"\nload average after: {Path('/proc/loadavg').read_text().strip()}", flush=True)
 

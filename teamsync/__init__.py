@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "LockBusy": "teamsync.errors",
     "MissingExtra": "teamsync.errors",
     "ScannerUnsupported": "teamsync.errors",
+    "HandshakeMismatch": "teamsync.errors",
     "EmbedUnavailable": "teamsync.errors",
     "MemoryFormatError": "teamsync.errors",
     "SecurityError": "teamsync.errors",

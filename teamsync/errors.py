@@ -11,7 +11,8 @@ translated at the module boundary with ``raise ... from exc``.
     ├── UsageError              bad arguments or configuration (exit 2)
     ├── ConfigError             missing or invalid configuration
     │   ├── MissingExtra        an optional dependency is not installed (names the extra)
-    │   └── ScannerUnsupported  the installed detect-secrets lacks what the scanner drives
+    │   ├── ScannerUnsupported  the installed detect-secrets lacks what the scanner drives
+    │   └── HandshakeMismatch   the installed MCP SDK answers initialize otherwise than teamsync
     ├── EmbedUnavailable        hybrid recall asked for, its extra or model files missing
     ├── ToolMissing             git (or another program teamsync runs) is not installed
     ├── MemoryFormatError       a memory file or index that cannot be parsed

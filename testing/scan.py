@@ -114,6 +114,22 @@ PLANTS: dict[str, Maker] = {
     "github-refresh-token": lambda g: "refresh gh" + "r_" + r(g, ALNUM, 36),
     "gitlab-pat": lambda g: "GITLAB=gl" + "pat-" + r(g, URLSAFE, 20),
     "gitlab-deploy-token": lambda g: "deploy gl" + "dt-" + r(g, URLSAFE, 20),
+    "docker-hub-pat": lambda g: "docker login -u ci -p dc" + "kr_pat_" + r(g, URLSAFE, 27),
+    "age-secret-key": lambda g: (
+        "AGE-SECRET" + "-KEY-1" + r(g, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)
+    ),
+    "tailscale-key": lambda g: (
+        "TS_AUTHKEY=ts" + "key-auth-" + r(g, ALNUM, 12) + "-" + r(g, ALNUM, 30)
+    ),
+    "linear-api-key": lambda g: "linear: lin" + "_api_" + r(g, ALNUM, 40),
+    "supabase-access-token": lambda g: "supabase login --token sb" + "p_" + r(g, HEX, 40),
+    "newrelic-user-api-key": lambda g: "New Relic key NR" + "AK-" + r(g, UPPER + string.digits, 27),
+    "doppler-token": lambda g: "DOPPLER_TOKEN=dp" + ".pt." + r(g, ALNUM, 43),
+    "airtable-pat": lambda g: "airtable pa" + "t" + r(g, ALNUM, 14) + "." + r(g, HEX, 64),
+    "google-oauth-access-token": lambda g: "Authorization: Bearer ya" + "29." + r(g, URLSAFE, 60),
+    "figma-pat": lambda g: "FIGMA_TOKEN=fi" + "gd_" + r(g, URLSAFE, 40),
+    "gitlab-runner-token": lambda g: "runner reg token gl" + "rt-" + r(g, URLSAFE, 20),
+    "stripe-webhook-secret": lambda g: "Stripe signing secret `wh" + "sec_" + r(g, ALNUM, 32) + "`",
     "slack-bot-token": lambda g: (
         "bot: xo" + "xb-" + digits(g, 12) + "-" + digits(g, 13) + "-" + r(g, ALNUM, 24)
     ),
@@ -253,6 +269,15 @@ NEGATIVES: dict[str, Maker] = {
             "checksum: " + r(g, HEX, 64),
             "sha: " + r(g, HEX, 40),
             '{"key_sha256": "' + r(g, HEX, 64) + '"}',
+            # the same labels in other languages, and SSH key fingerprints
+            "Clave de caché: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "캐시 키 예: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "कैश की का उदाहरण: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "مثال مفتاح التخزين المؤقت: `pricing:v3:" + r(g, HEX, 32) + "`",
+            "Huella de la clave pública: SHA256:" + r(g, ALNUM + "+/", 43),
+            "Impronta della chiave pubblica: SHA256:" + r(g, ALNUM + "+/", 43),
+            "La requête " + r(g, HEX, 32) + " a renvoyé jeton expiré (401).",
+            "Kiracı kimliği " + str(uuid.UUID(int=g.getrandbits(128))) + ", gizli değil.",
         ]
     ),
     "documentation-url": lambda g: g.choice(
@@ -263,6 +288,10 @@ NEGATIVES: dict[str, Maker] = {
             'URL("https://jo%40email.com:a%20secret@m\u00fcller.de:1234/")',
             "e.g. ftp://anonymous:guest@ftp.example.org/pub",
             '"git://[path-to-repo[:]][ref@]path/to/file"',
+            "Docs example only: `curl -u username:password https://api.example.com/v1/status`",
+            "Das Doku-Beispiel `curl -u benutzer:passwort https://api.example.com` ist kein Konto.",
+            'export DATABASE_URL="postgresql://<user>:<password>@<host>:5432/<db>"',
+            "mongodb+srv://USERNAME:PASSWORD@cluster0.example.mongodb.net/test",
         ]
     ),
     "key-file-path": lambda g: g.choice(
@@ -326,6 +355,18 @@ RULE_NEGATIVES: dict[str, list[str]] = {
     "github-refresh-token": ["gh" + "r_" + "0123456789" * 4],
     "gitlab-pat": ["gl" + "pat-" + "short", "gl" + "pat-" + "x" * 20],
     "gitlab-deploy-token": ["gl" + "dt-" + "short"],
+    "gitlab-runner-token": ["gl" + "rt-" + "short", "gl" + "rt-" + "x" * 20],
+    "docker-hub-pat": ["dc" + "kr_pat_" + "short"],
+    "age-secret-key": ["AGE-SECRET" + "-KEY-1" + "short", "AGE-SECRET" + "-KEY-1" + "b" * 58],
+    "tailscale-key": ["ts" + "key-auth-short", "ts" + "key-auth-" + "x" * 12 + "-short"],
+    "linear-api-key": ["lin" + "_api_" + "short"],
+    "supabase-access-token": ["sb" + "p_" + "g" * 40, "sb" + "p_" + "short"],
+    "newrelic-user-api-key": ["NR" + "AK-" + "short", "NR" + "AK-" + "a" * 27],
+    "doppler-token": ["dp" + ".pt." + "short"],
+    "airtable-pat": ["pa" + "t" + "x" * 14 + ".short"],
+    "google-oauth-access-token": ["ya" + "29.short"],
+    "figma-pat": ["fi" + "gd_" + "short"],
+    "stripe-webhook-secret": ["wh" + "sec_" + "short", "wh" + "sec_" + "0" * 32],
     "slack-bot-token": ["xo" + "xb-" + "not-a-token", "xo" + "xb-123-456-abc"],
     "slack-user-token": ["xo" + "xp-" + "1-2-3-4"],
     "slack-app-token": ["xa" + "pp-1-short"],

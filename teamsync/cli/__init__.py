@@ -20,6 +20,10 @@ from typing import Any
 
 _FAST_GUARD_ARGS = (["guard"], ["guard", "--event", "PreToolUse"], ["guard", "--event=PreToolUse"])
 _FAST_POST_ARGS = (["guard", "--event", "PostToolUse"], ["guard", "--event=PostToolUse"])
+_FAST_FAILURE_ARGS = (
+    ["guard", "--event", "PostToolUseFailure"],
+    ["guard", "--event=PostToolUseFailure"],
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from teamsync.commands.guard import fast_guard
 
         return fast_guard("PostToolUse")
+    if args in _FAST_FAILURE_ARGS:
+        from teamsync.commands.guard import fast_guard
+
+        return fast_guard("PostToolUseFailure")
     if args and args[-1] in ("sync", "status", "pull", "push"):
         from teamsync.commands.sync_fast import fast_sync
 

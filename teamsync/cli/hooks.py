@@ -88,8 +88,8 @@ def install_hooks(
     default="PreToolUse",
     show_default=True,
     metavar="NAME",
-    help="Hook event: PreToolUse, PostToolUse, SessionStart, Stop (Claude Code) or "
-    "post-merge, post-checkout (git).",
+    help="Hook event: PreToolUse, PostToolUse, PostToolUseFailure, SessionStart, Stop "
+    "(Claude Code) or post-merge, post-checkout (git).",
 )
 @pass_app
 def guard(app: AppContext, event: str) -> None:

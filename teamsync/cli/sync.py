@@ -244,15 +244,29 @@ def _run(
 
 @click.command()
 @dry_run_option
+@click.option(
+    "--explain",
+    metavar="KEY",
+    default=None,
+    help="Say what the next sync would do with KEY (a path in team/) and why: its entry "
+    "in the plan `status` shows (with --json, the entry itself).",
+)
 @pass_app
-def status(app: AppContext, dry_run: bool) -> None:
+def status(app: AppContext, dry_run: bool, explain: str | None) -> None:
     """Show local changes, remote changes and would-be conflicts; change nothing.
 
     \b
     Examples:
       teamsync status
       teamsync --json status
+      teamsync status --explain notes/deploy.md   # why (not) synced?
+      teamsync --json status --explain deploy.md
     """
+    if explain is not None:
+        from teamsync.commands.explain import explain as run_explain
+
+        finish(run_explain(app.settings, app.output, explain))
+        return
     _run(app, "status", True)
 
 

@@ -45,6 +45,7 @@ def noop_json(dry_run: bool) -> dict[str, object]:
         "renamed": [],
         "index_conflicts": [],
         "dry_run": dry_run,
+        **({"plan": []} if dry_run else {}),  # status: the plan of a no-op has no entry
     }
 
 

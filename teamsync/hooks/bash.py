@@ -245,12 +245,31 @@ def _runs_allow(command: str) -> bool:
     return bool(re.search(r"\bteamsync\b[^;&|\n]*\ballow\b", plain))
 
 
+HOOKS_PATH_REASON = (
+    "teamsync refused this command: it changes core.hooksPath, where git looks for the "
+    "hooks teamsync installed; that setting is kept by people, not written by tools."
+)
+_READS_CONFIG = re.compile(r"--get\b|--get-|--list\b|\s-l\b|--show-")
+
+
+def _sets_hooks_path(command: str) -> bool:
+    """Whether ``command`` may change ``core.hooksPath``: it names the key and git's
+    configuration (``git config``, a ``.git/config`` file); a read of it passes, and so
+    does a mere mention (``grep -rn hooksPath docs``)."""
+    plain = _QUOTING.sub("", command).lower()
+    if "hookspath" not in plain or "config" not in plain:
+        return False
+    return _READS_CONFIG.search(plain) is None
+
+
 def judge_bash(places: Places, command: str) -> str | None:
     """The deny reason for a Bash ``command`` that writes into team memory, else None.
 
     A first, fast filter on the command's text: what it misses, the check after
     the call (:mod:`teamsync.hooks.verify`) finds on disk.
     """
+    if _sets_hooks_path(command):
+        return HOOKS_PATH_REASON
     if not _mentions_memory(command, places.cwd):
         return None
     from teamsync.hooks.guard import ALLOWLIST_REASON, check_content, locate

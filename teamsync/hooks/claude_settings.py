@@ -12,6 +12,7 @@ removes exactly the commands teamsync ships (and matcher groups it leaves empty)
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,21 @@ def _sh_quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
+def hook_entry() -> str:
+    """The absolute path of :mod:`teamsync._hook`, the file a hook command runs."""
+    import teamsync
+
+    return os.path.join(os.path.dirname(os.path.abspath(teamsync.__file__)), "_hook.py")
+
+
 def render_command(command: str, interpreter: str | None) -> str:
-    """``teamsync …`` as ``'<interpreter>' -m teamsync …``: the hook runs the teamsync of
-    the interpreter that installed it, whatever ``PATH`` Claude Code hooks get."""
+    """``teamsync …`` as ``'<interpreter>' -I -S '<package>/_hook.py' …``: the hook runs
+    the teamsync of the interpreter that installed it, whatever ``PATH`` Claude Code
+    hooks get, isolated from the project's directory and ``PYTHON*`` variables, and
+    without ``site``'s start-up work (:mod:`teamsync._hook`)."""
     if interpreter and command.startswith("teamsync "):
-        return f"{_sh_quote(interpreter)} -m {command}"
+        rest = command[len("teamsync ") :]
+        return f"{_sh_quote(interpreter)} -I -S {_sh_quote(hook_entry())} {rest}"
     return command
 
 
@@ -49,7 +60,7 @@ def snippet(interpreter: str | None = None) -> dict[str, Any]:
     return data
 
 
-_OURS = re.compile(r"""(?:^|[\s/'"])teamsync'?\s+guard\b""")
+_OURS = re.compile(r"""(?:^|[\s/'"])(?:teamsync|_hook\.py)'?\s+guard\b""")
 _EVENT_ARG = re.compile(r"--event[ =]([A-Za-z_-]+)")
 
 

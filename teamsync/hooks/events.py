@@ -22,17 +22,13 @@ output goes to ``<state dir>/hooks/<job>.log``.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from teamsync._lock import FileLock
 from teamsync.config import Settings
-from teamsync.hooks.background import job_name, spawn
-from teamsync.hooks.gitenv import no_git_env
 
 PUSH_DEBOUNCE = 2.0
 PULL_MIN_INTERVAL = 60.0
@@ -68,6 +64,10 @@ def _hooks_state(settings: Settings) -> Path:
 
 
 def session_start(settings: Settings, err: TextIO) -> int:
+    import subprocess
+
+    from teamsync.hooks.gitenv import no_git_env
+
     memdir = _configured_memdir(settings)
     if memdir is None:
         return 0
@@ -89,13 +89,20 @@ def session_start(settings: Settings, err: TextIO) -> int:
     return 0
 
 
-def post_tool_use(settings: Settings, payload: dict[str, Any], out: TextIO) -> int:
+def post_tool_use(
+    settings: Settings, payload: dict[str, Any], out: TextIO, *, failed: bool = False
+) -> int:
     """Check what the call changed (:mod:`teamsync.hooks.verify`), answer with Claude
     Code's blocking PostToolUse decision when something was moved or put back, and
-    start a debounced push after a clean Write or Edit of a team memory."""
+    start a debounced push after a clean Write or Edit of a team memory.
+
+    ``failed``: the ``PostToolUseFailure`` event (the tool failed, or was interrupted,
+    after it started: a Bash command that exited non-zero may have written anyway).
+    The same check runs at once instead of at the session's next call; the answer is
+    the event's ``additionalContext``, and no push is started."""
     from teamsync.hooks.guard import EDIT_TOOLS, READ_ONLY_TOOLS, _tool_path, locate
     from teamsync.hooks.places import expand, resolve
-    from teamsync.hooks.verify import block_json, check, check_written
+    from teamsync.hooks.verify import answer_json, check, check_written
 
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or tool in READ_ONLY_TOOLS:
@@ -115,15 +122,17 @@ def post_tool_use(settings: Settings, payload: dict[str, Any], out: TextIO) -> i
     else:
         messages = check(places, payload)
     if messages:
-        out.write(block_json(messages) + "\n")
+        out.write(answer_json(messages, failed=failed) + "\n")
         out.flush()
         return 0
-    if target is not None and target.problem is None and tool != "NotebookEdit":
+    if target is not None and not failed and target.problem is None and tool != "NotebookEdit":
         _schedule_push(settings, target.team.parent)
     return 0
 
 
 def _schedule_push(settings: Settings, memdir: Path) -> None:
+    from teamsync._lock import FileLock
+    from teamsync.hooks.background import job_name, spawn
     from teamsync.hooks.deferred import write_due
     from teamsync.limits import CONFIG_NAME
 
@@ -148,6 +157,9 @@ def _schedule_push(settings: Settings, memdir: Path) -> None:
 
 
 def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
+    from teamsync._lock import FileLock
+    from teamsync.hooks.background import job_name, spawn
+
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not Path(transcript).is_file():
         return 0
@@ -171,6 +183,8 @@ def stop(settings: Settings, payload: dict[str, Any], err: TextIO) -> int:
 
 
 def git_pull(settings: Settings, err: TextIO, *, quiet: bool = False) -> int:
+    from teamsync.hooks.background import job_name, spawn
+
     memdir = _configured_memdir(settings)
     if memdir is None:
         return 0
@@ -197,23 +211,20 @@ def run_event(settings: Settings, event: str, stdin: TextIO, out: TextIO, err: T
         # post-checkout runs on every `git checkout`/`switch`: it pulls without a word.
         return git_pull(settings, err, quiet=event == "post-checkout")
     payload = _payload(stdin.read(), err)
-    if event == "PostToolUse":  # the session's project, not the cwd the model moved to
+    if event in ("PostToolUse", "PostToolUseFailure"):  # the session's project, not the cwd
+        failed = event == "PostToolUseFailure"
         try:
-            return post_tool_use(settings, payload, out)
+            return post_tool_use(settings, payload, out, failed=failed)
         except Exception as exc:  # noqa: BLE001 - say so; push still scans everything
-            from teamsync.hooks.verify import block_json
+            from teamsync.hooks.verify import answer_json
 
             err.write(f"teamsync guard: internal error after the call ({type(exc).__name__})\n")
-            out.write(
-                block_json(
-                    [
-                        "teamsync could not check what this call changed in team memory "
-                        f"({type(exc).__name__}); nothing it wrote there is shared until "
-                        "`teamsync push` has scanned it."
-                    ]
-                )
-                + "\n"
+            message = (
+                "teamsync could not check what this call changed in team memory "
+                f"({type(exc).__name__}); nothing it wrote there is shared until "
+                "`teamsync push` has scanned it."
             )
+            out.write(answer_json([message], failed=failed) + "\n")
             return 0
     settings = _settings_for(settings, payload)
     if event == "SessionStart":

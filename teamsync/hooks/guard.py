@@ -63,7 +63,15 @@ READ_ONLY_TOOLS = frozenset(
 )
 """Tools that write no file; any other tool the hook sees is checked after it ran."""
 PATH_FIELDS = ("file_path", "notebook_path")
-EVENTS = ("PreToolUse", "PostToolUse", "SessionStart", "Stop", "post-merge", "post-checkout")
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "SessionStart",
+    "Stop",
+    "post-merge",
+    "post-checkout",
+)
 DEFAULT_BUDGET_S = 8.0
 """Seconds the guard may take before it denies (the shipped hook timeout is 10 s)."""
 __all__ = ["MAX_MEMORY_BYTES", "evaluate", "run_guard"]

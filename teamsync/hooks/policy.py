@@ -41,24 +41,35 @@ class Guarded:
     kind: str
 
 
-def _hooks_dir(root: Path) -> Path | None:
+def git_dirs(root: Path) -> list[Path]:
+    """The git directory of the work tree ``root``, then its common directory (a linked
+    work tree's ``.git`` file names the first; its ``commondir`` the second)."""
     dot_git = root / ".git"
     if dot_git.is_dir():
-        return dot_git / "hooks"
+        return [dot_git]
     try:
         line = dot_git.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
-        return None
+        return []
     if not line.startswith("gitdir:"):
-        return None
+        return []
     gitdir = Path(line[7:].strip())
     gitdir = gitdir if gitdir.is_absolute() else root / gitdir
     try:
         common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
-        return gitdir / "hooks"
-    base = Path(common) if os.path.isabs(common) else gitdir / common
-    return base / "hooks"
+        return [gitdir]
+    return [gitdir, Path(common) if os.path.isabs(common) else gitdir / common]
+
+
+def _hooks_dirs(root: Path, hooks_path: str | None) -> list[Path]:
+    """Where git looks for hooks (``core.hooksPath`` as last read, relative to the work
+    tree), and the default ``hooks`` of the common git directory."""
+    dirs = git_dirs(root)
+    out = [dirs[-1] / "hooks"] if dirs else []
+    if hooks_path:
+        out.insert(0, root / os.path.expanduser(hooks_path))
+    return out
 
 
 def _head(path: Path, size: int = 65536) -> bytes:
@@ -85,8 +96,7 @@ def guarded_files(places: Places) -> list[Guarded]:
     settings.append(Path(places.home) / ".claude" / "settings.json")
     if any(SETTINGS_MARKER in _head(p) for p in settings):
         found.extend((p, SETTINGS) for p in settings)
-    hooks = _hooks_dir(root) if root is not None else None
-    if hooks is not None:
+    for hooks in _hooks_dirs(root, hooks_path(places)) if root is not None else []:
         for name in GIT_HOOKS:
             if HOOK_MARKER in _head(hooks / name, 4096):
                 found.append((hooks / name, GIT_HOOK))
@@ -99,6 +109,13 @@ def guarded_files(places: Places) -> list[Guarded]:
             seen.add(real)
             out.append(Guarded(real, kind))
     return out
+
+
+def hooks_path(places: Places) -> str | None:
+    """The effective ``core.hooksPath`` as the guard last read it (no git run here)."""
+    from teamsync.hooks.gitconf import effective, load_trusted
+
+    return effective(load_trusted(places))
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -181,13 +181,16 @@ def _trusted(places: Places, guarded: list[Guarded]) -> dict[str, Any]:
 def take(places: Places, payload: dict[str, Any]) -> None:
     """Record the snapshot for the tool call ``payload`` (PreToolUse)."""
     from teamsync._files import write_atomic
+    from teamsync.hooks.gitconf import current
 
+    gitconfig = current(places)  # first: the hooks it points to are guarded files
     guarded = guarded_files(places)
     snap = {
         "t": time.time(),
         "session": str(payload.get("session_id") or ""),
         "teams": {str(t): names(str(t)) for t in places.teams},
         "guarded": _trusted(places, guarded),
+        "gitconfig": gitconfig,
     }
     pending = _state(places) / "pending"
     write_atomic(pending / _pending_name(payload), json.dumps(snap), durable=False)
@@ -456,7 +459,13 @@ def check(places: Places, payload: dict[str, Any], *, own: bool = True) -> list[
             s for s in snaps if (s["own"] or s["age"] < ORPHAN_RESTORE_S) and s.get("guarded")
         ]
         if recent:
-            messages += _restore(places, min(recent, key=lambda s: float(s["t"])), sid)
+            oldest = min(recent, key=lambda s: float(s["t"]))
+            gitconfig = oldest.get("gitconfig")
+            if isinstance(gitconfig, dict):  # first: the hooks put back next live there
+                from teamsync.hooks.gitconf import check as check_gitconfig
+
+                messages += check_gitconfig(places, gitconfig)
+            messages += _restore(places, oldest, sid)
     for path in drop:
         path.unlink(missing_ok=True)
     from teamsync._files import write_atomic
@@ -487,4 +496,20 @@ def block_json(messages: list[str]) -> str:
     return json.dumps({"decision": "block", "reason": " ".join(messages)})
 
 
-__all__ = ["block_json", "check", "check_written", "names", "take", "walk"]
+def answer_json(messages: list[str], *, failed: bool = False) -> str:
+    """The answer after a call: :func:`block_json` for ``PostToolUse``; for
+    ``PostToolUseFailure`` (whose documented answer is context, not a decision) the
+    ``additionalContext`` Claude Code gives the model with the error."""
+    if not failed:
+        return block_json(messages)
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PostToolUseFailure",
+                "additionalContext": " ".join(messages),
+            }
+        }
+    )
+
+
+__all__ = ["answer_json", "block_json", "check", "check_written", "names", "take", "walk"]

@@ -6,7 +6,7 @@ rules_anchors`); used only while ``FINGERPRINT`` matches the rules.
 
 from __future__ import annotations
 
-FINGERPRINT = "crc32:53:63c7e787"
+FINGERPRINT = "crc32:65:d5cbfe20"
 ANCHORS: tuple[tuple[tuple[str, bool], ...] | None, ...] = (
     (("tsm_", False),),
     (("A3T", False), ("ABIA", False), ("ACCA", False), ("AKIA", False), ("ASIA", False)),
@@ -30,6 +30,7 @@ ANCHORS: tuple[tuple[tuple[str, bool], ...] | None, ...] = (
     (("ghr_", False),),
     (("glpat-", False),),
     (("gldt-", False),),
+    (("glrt-", False),),
     (("xoxb-", False),),
     (("xoxe", False), ("xoxp", False)),
     (("xapp-", True),),
@@ -72,6 +73,17 @@ ANCHORS: tuple[tuple[tuple[str, bool], ...] | None, ...] = (
     ((":AA", False),),
     (("key-", True),),
     (("mailgun", True),),
+    (("dckr_pat_", False),),
+    (("AGE-SECRET-KEY-1", False),),
+    (("tskey-", False),),
+    (("lin_api_", False),),
+    (("sbp_", False),),
+    (("NRAK-", False),),
+    (("dp.ct.", False), ("dp.pt.", False), ("dp.sa.", False), ("dp.st.", False)),
+    (("pat", False),),
+    (("ya29.", False),),
+    (("figd_", False),),
+    (("whsec_", False),),
     (("pit-", False),),
     (("://", True),),
     (("://", True),),

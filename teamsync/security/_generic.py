@@ -83,6 +83,10 @@ _CONFIG: dict[str, Any] = {
     "filters_used": [{"path": path} for path in _FILTERS],
 }
 _NON_WORD = re.compile(r"\W")
+DIRECT_KEY = "label-model"
+"""The key of a candidate the label model judged alone: a PIN, an app password written in
+groups, a UUID-shaped key under a secret label (detect-secrets drops digits-only values and
+UUIDs by design; the label model has already read the label and the value)."""
 
 
 def _word_first(value: str) -> str:
@@ -224,9 +228,13 @@ def _run(items: Sequence[tuple[str, str, str]]) -> list[tuple[int, str, str]]:
 
     scan, transient_settings, classes = _import()
     by_path: dict[str, list[int]] = {}
-    for index, (path, _, _) in enumerate(items):
-        by_path.setdefault(path, []).append(index)
+    for index, (path, key, _) in enumerate(items):
+        if key != DIRECT_KEY:
+            by_path.setdefault(path, []).append(index)
     results: dict[int, tuple[str, str]] = {}
+    for index, (_, key, value) in enumerate(items):
+        if key == DIRECT_KEY:  # a shape detect-secrets has no plugin for (see _labels)
+            results[index] = ("generic-secret", fingerprint("generic-secret", value))
     with transient_settings(_CONFIG):
         plugins = [
             cls(**{k: v for k, v in spec.items() if k != "name"})

@@ -34,7 +34,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+from itertools import islice
 
+from teamsync.security._generic import DIRECT_KEY
 from teamsync.security.rules import (
     _r,
     caseless_fold,
@@ -48,12 +50,14 @@ from teamsync.security.rules import (
 LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
-                     "pass", "login password", "app password"),
+                     "pass", "login password", "app password", "wifi key", "wi-fi key",
+                     "wlan key", "network key", "master key", "master password"),
         "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
-                   "credential", "private key"),
+                   "credential", "private key", "u/p", "user/pass", "login/pass", "login"),
         "token": ("token", "api key", "apikey", "api token", "access key", "auth key",
-                  "token value", "bearer", "pat", "key"),
-        "pin": ("pin", "pin code"),
+                  "token value", "bearer", "pat", "key", "tok"),
+        "pin": ("pin", "pin code", "backup code", "backup codes", "recovery code",
+                "recovery codes"),
     },
     "vi": {
         "password": ("mật khẩu", "mat khau", "mk", "pass"),
@@ -65,7 +69,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "password": ("كلمة المرور", "كلمة السر", "كلمه المرور", "كلمه السر", "رمز المرور",
                      "الباسورد", "باسورد", "كلمة مرور"),
         "secret": ("المفتاح السري", "مفتاح سري", "السر"),
-        "token": ("رمز الوصول", "مفتاح api", "مفتاح الوصول", "التوكن", "توكن", "الرمز المميز",
+        "token": ("رمز الوصول", "مفتاح api", "رمز api", "مفتاح الوصول", "التوكن", "توكن", "الرمز المميز",
                   "المفتاح", "مفتاح"),
         "pin": ("الرقم السري", "رقم سري", "الرمز السري"),
     },
@@ -76,7 +80,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "pin": ("पिन",),
     },
     "th": {
-        "password": ("รหัสผ่าน", "พาสเวิร์ด", "รหัส"),
+        "password": ("รหัสผ่าน", "พาสเวิร์ด", "รหัส", "พาส"),
         "secret": ("คีย์ลับ", "ความลับ", "ซีเคร็ต"),
         "token": ("โทเค็น", "โทเคน", "คีย์ api", "คีย์"),
         "pin": ("รหัส pin", "พิน"),
@@ -113,7 +117,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "ja": {
         "password": ("パスワード", "パス", "ぱすわーど", "合言葉"),
-        "secret": ("シークレット", "秘密鍵", "秘密キー", "認証情報"),
+        "secret": ("シークレット", "秘密鍵", "秘密キー", "認証情報", "ログイン情報"),
         "token": ("トークン", "apiキー", "api キー", "アクセスキー", "キー"),
         "pin": ("暗証番号", "pin番号", "pinコード"),
     },
@@ -136,7 +140,7 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "pin": ("code pin",),
     },
     "es": {
-        "password": ("contraseña", "contrasena", "clave", "pass"),
+        "password": ("contraseña", "contrasena", "clave", "pass", "contra"),
         "secret": ("clave secreta", "secreto", "credenciales"),
         "token": ("token de acceso", "clave de api", "clave api"),
         "pin": ("pin",),
@@ -155,14 +159,96 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "ru": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
-        "secret": ("секрет", "секретный ключ"),
+        "secret": ("секрет", "секретный ключ", "креды", "кред", "учётные данные", "учетные данные"),
         "token": ("токен", "токен доступа", "ключ api", "ключ"),
         "pin": ("пин-код", "пин"),
+    },
+    # languages no development set covered yet: the same four kinds, formal and informal
+    "uk": {
+        "password": ("пароль", "пароля", "паролем", "пасс"),
+        "secret": ("секрет", "секретний ключ", "облікові дані", "креди"),
+        "token": ("токен", "токен доступу", "ключ api", "ключ"),
+        "pin": ("пін-код", "пін"),
+    },
+    "cs": {
+        "password": ("heslo", "hesla", "heslem", "hesle"),
+        "secret": ("tajný klíč", "tajemství", "přihlašovací údaje"),
+        "token": ("přístupový token", "api klíč", "klíč"),
+        "pin": ("pin kód",),
+    },
+    "sv": {
+        "password": ("lösenord", "lösen", "losenord"),
+        "secret": ("hemlig nyckel", "hemlighet", "inloggningsuppgifter"),
+        "token": ("åtkomsttoken", "api-nyckel", "nyckel"),
+        "pin": ("pinkod", "pin-kod"),
+    },
+    "da-no": {
+        "password": ("adgangskode", "kodeord", "passord", "adgangskoden", "passordet"),
+        "secret": ("hemmelig nøgle", "hemmelig nøkkel", "hemmelighet"),
+        "token": ("api-nøgle", "api-nøkkel", "nøgle", "nøkkel"),
+        "pin": ("pinkode",),
+    },
+    "fi": {
+        "password": ("salasana", "salasanan", "salasanaksi", "salis"),
+        "secret": ("salainen avain", "tunnukset"),
+        "token": ("api-avain", "avain", "tokeni"),
+        "pin": ("pin-koodi", "tunnusluku"),
+    },
+    "he": {
+        "password": ("סיסמה", "סיסמא", "הסיסמה", "הסיסמא"),
+        "secret": ("מפתח סודי", "סוד"),
+        "token": ("טוקן", "מפתח api", "מפתח"),
+        "pin": ("קוד pin", "קוד סודי"),
+    },
+    "fa": {
+        "password": ("رمز عبور", "گذرواژه", "کلمه عبور", "پسورد", "رمز"),
+        "secret": ("کلید مخفی", "کلید خصوصی"),
+        "token": ("توکن", "کلید api", "کلید"),
+        "pin": ("پین",),
+    },
+    "el": {
+        "password": ("κωδικός", "κωδικό", "συνθηματικό", "κωδικός πρόσβασης"),
+        "secret": ("μυστικό κλειδί", "μυστικό", "διαπιστευτήρια"),
+        "token": ("διακριτικό", "κλειδί api", "κλειδί"),
+        "pin": ("pin",),
+    },
+    "bn": {
+        "password": ("পাসওয়ার্ড", "পাসওয়ার্ড"),
+        "secret": ("গোপন চাবি", "সিক্রেট"),
+        "token": ("টোকেন", "এপিআই কী"),
+        "pin": ("পিন",),
+    },
+    "ro": {
+        "password": ("parolă", "parola", "parolei"),
+        "secret": ("cheie secretă", "secret", "credențiale"),
+        "token": ("token de acces", "cheie api", "cheie", "cheia"),
+        "pin": ("cod pin",),
+    },
+    "hu": {
+        "password": ("jelszó", "jelszava", "jelszót", "jelszo"),
+        "secret": ("titkos kulcs", "titok", "belépési adatok"),
+        "token": ("hozzáférési token", "api kulcs", "kulcs"),
+        "pin": ("pin kód",),
+    },
+    "sw": {
+        "password": ("nenosiri", "neno siri"),
+        "secret": ("ufunguo wa siri", "siri"),
+        "token": ("tokeni", "ufunguo"),
+        "pin": ("pin",),
+    },
+    "ur": {
+        "password": ("پاس ورڈ", "پاسورڈ"),
+        "secret": ("خفیہ کلید",),
+        "token": ("ٹوکن", "کلید"),
+        "pin": ("پن",),
     },
 }  # fmt: skip
 
 STRONG = frozenset({"password", "secret", "pin"})
-DETECTOR_KEYS = {"password": "password", "pin": "password", "secret": "secret", "token": "api_key"}
+DETECTOR_KEYS = {
+    "password": "password", "pin": "password", "secret": "secret", "token": "api_key",
+    "direct": DIRECT_KEY,
+}  # fmt: skip
 """The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
 BRIDGE_WORDS = 5
 """Words a label may reach across to its separator (``password for the staging admin:``)."""
@@ -175,7 +261,8 @@ def label_words() -> tuple[str, ...]:
         for labels in kinds.values():
             for label in labels:
                 words.add(max(label.split(" "), key=len).lower())
-    words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login"}
+    words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login", "sqlcmd",
+              "htpasswd", "ldap", "smbclient", "pass:", "--password"}  # fmt: skip
     words |= set(PROVIDERS)
     return tuple(sorted(words))
 
@@ -267,18 +354,29 @@ _BARE = _r(
     r"|(?P<uv>(?:(?![\"'`,;()\[\]{}<>])[!-~]){6,200}))"
 )
 _BEFORE = _r(
-    r"(?P<uv>[!-~]{6,200})[ \t]*(?:という|っていう|って|이라는|라는|은|는)[ \t]*"
+    r"[ \t]*(?:という|っていう|って|이라는|라는|은|는)[ \t]*"
     r"(?:パスワード|暗証番号|トークン|シークレット|비밀번호|비번|패스워드|토큰)"
 )
+"""The particle and label after a value (``V というパスワード``); the value is the ASCII run
+ending where this starts (searched backwards, so a long line costs one pass)."""
+_RUN_END = _r(r"[!-~]{6,200}$")
 _PAIR = _r(
     r"(?i)(?<![\w])(?:u|user|usr|username|login|id)[ \t]*[:=][ \t]*[^\s:=]{1,64}[ \t,;|/]+"
     r"(?:p|pw|pwd|pass|passwd|password)[ \t]*[:=][ \t]*(?P<uv>[!-~]{4,200})"
 )
+_CLI_WORDS = ("mysql", "mariadb", "sshpass", "curl", "redis-cli", "sqlcmd", "bcp", "osql",
+              "htpasswd", "ldap", "smbclient", "pass:", "--password")  # fmt: skip
 _CLI = _r(
     r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
     r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"@]+)"
-    r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+))"
+    r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
+    r"|(?<![\w-])(?:sqlcmd|bcp|osql)\b[^\n]*?[ \t]-P[ \t]*(?P<e>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
+    r"|(?<![\w-])htpasswd[ \t]+-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<f>[^\s'\"`]+)"
+    r"|(?<![\w-])ldap\w+\b[^\n]*?[ \t]-w[ \t]*(?P<g>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
+    r"|(?<![\w-])smbclient\b[^\n]*?[ \t]-U[ \t]*['\"]?[^\s%'\"]+%(?P<h>[^\s'\"`]+)"
+    r"|[ \t]-pass(?:in|out)?[ \t]+['\"]?pass:(?P<i>[^\s'\"`]+)"
+    r"|[ \t]--password(?:=|[ \t]+)(?P<j>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`-][^\s'\"`]*))"
 )
 _TOKEN_RUN = _r(r"(?<![\w\-./+=])(?P<uv>[A-Za-z0-9_\-]{32,128})(?![\w\-./+=])")
 PROVIDERS: tuple[str, ...] = (
@@ -295,8 +393,22 @@ _TOKEN_WORDS = _r(
 )
 _DIGEST_WORDS = _r(
     r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|checksum|etag|e-tag|integrity|commit|fingerprint"
-    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev)"
+    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
+    r"|public|pubkey|publishable)"
     r"(?![a-z])"
+    # the same words in the other languages (stems: they may be inflected or compounded)
+    r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
+    r"|identifiant|identificador|identificativo|identificatore|identyfikator|identificatie"
+    r"|kennung|kimli[gğ]|идентификатор|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
+    r"|pengenal|huella|impronta|empreinte|fingerabdruck|vingerafdruk|odcisk|sidik jari"
+    r"|parmak izi|отпечат|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
+    r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
+    r"|checksum|sağlama|контрольн|चेकसम|チェックサム|체크섬|校验|校驗|ハッシュ|해시|哈希|хеш|हैश"
+    r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
+    r"|リクエスト|요청|请求|запрос|अनुरोध|คำขอ|طلب|request|trace|span|build|petici[oó]n|solicitud"
+    r"|requête|requete|richiesta|requisição|requisicao|anfrage|verzoek|żądani|zadani|istek"
+    r"|permintaan|yêu cầu|öffentlich|pública|publica|pubblica|publique|publiek|publiczn|公開|공개"
+    r"|公钥|公鑰|публичн|открыт|सार्वजनिक|สาธารณะ|العام|genel anahtar|công khai|kunci publik)"
 )
 _EXAMPLE = _r(
     r"(?i)^[\s>*#/\-+|`]*(?:example|examples|e\.g\.|eg|for example|sample|demo|예|예시|例|例如|示例"
@@ -309,13 +421,38 @@ _NOT_SECRET_LABEL_TAIL = _r(
     r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
 )
 _HEX = _r(r"[0-9a-fA-F]+")
+_PATH_PART = _r(r"[a-z0-9_.\-]+")
+_EXAMPLE_BEFORE = _r(
+    r"(?i)(?:e\.g\.|eg\.|i\.e\.|for example|for instance|such as|like|z\.\s?b\.|zum beispiel|p\.\s?ej\."
+    r"|por ejemplo|par exemple|p\.\s?ex\.|ad es\.|ad esempio|per esempio|bijv\.|bijvoorbeeld|np\."
+    r"|na przykład|örn\.|örneğin|напр\.|например|к примеру|contoh|misalnya|ví dụ|chẳng hạn|مثلا|مثلاً"
+    r"|مثل|जैसे|उदाहरण|เช่น|ตัวอย่าง|例えば|例：|例:|（例|\(例|例如|比如|예:|예：|예를 들어|ex\.|exemplo|por exemplo)"
+    r"[ \t:：]*[\"'`“「（(]?$"
+)
+_IDENTIFIER_HUMPS = _r(r"(?:[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+)+")
+_IDENTIFIER_HUMPS_EACH = _r(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|\d+")
+_VERSION = _r(r"[vV]?\d+(?:\.\d+)+(?:[-+._][0-9A-Za-z]+)*")
+_TABLE_ROW = _r(r"(?m)^[ \t]*\|[^\n]*\|[ \t]*$")
+_ACCOUNT = _r(r"[A-Za-z_][\w.\-]{1,40}(?:@[\w.\-]+)?")
+NEAR_CHARS = 60
+"""How far (in characters) a credential-shaped word may be from its label (:func:`_near`)."""
+DIRECT_KIND = "direct"
+_RUN = _r(r"(?:(?![\"'`,;()\[\]{}<>|])[!-~])+")
+_GROUPED = _r(r"(?<![\w\-])[a-z]{4}(?: [a-z]{4}){3}(?![\w\-])")
+_CAMEL_LABEL = _r(r"(?<=[a-z])(Secret|Password|Passwd|Token|Key)(?![a-z])")
+_CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password", "token": "token",
+                "key": "token"}  # fmt: skip
+_YEAR = _r(r"(?:19|20)\d\d")
+_DATE = _r(r"(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")
+_NAMESPACED = _r(r"(?:[A-Za-z][\w\-]*:)+(?:[0-9a-fA-F\-]{8,})?")
+_FINGERPRINT = _r(r"(?i)(?:sha-?\d+|md5|blake2[bs]?|sha3-\d+)(?::|$)")
 _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+")
-_KWARG = _r(r"[a-z_]{3,}=(?:[a-z_]+|\d+|True|False|None)")
+_JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+-\d{1,4}")
+_KWARG = _r(r"[a-z_][a-z_\-]{2,}=(?:[a-z_]+|\d+|True|False|None)")
 _PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
-    r"|#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@|^\$\w|\$\{|\{|\}|<|>"
+    r"|(?<![A-Za-z0-9])(?:#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@)(?![A-Za-z0-9])|^\$\w|\$\{|\{|\}|<|>"
     r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|&(?:lt|gt|amp|quot|#\d+);"
 )
 _KEY_FILE = _r(
@@ -362,6 +499,10 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if _KEY_FILE.search(value) or "://" in value:
         return False
+    if _FINGERPRINT.match(value) or _NAMESPACED.fullmatch(value):
+        return False  # SHA256:… (a key's fingerprint), pricing:v3:<md5> (a cache key)
+    if _path_words(value) or value.startswith(("AAAAC3NzaC1", "AAAAB3NzaC1", "AAAAE2VjZHNh")):
+        return False  # prod/db/MainUser2 (a path of words); an SSH public key's blob
     if _UUID.search(value) and not (kind == "token" and _PREFIXED_UUID.fullmatch(value)):
         return False  # an id; ``pit-<uuid>`` (a prefixed token) is a key
     if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
@@ -372,6 +513,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # a query string; words in CamelCase (IAmSensitive)
     if value.isdigit() and len(value) < 12:
         return False
+    if _VERSION.fullmatch(value):
+        return False  # v2.14.3-rc.78208
     if _PREFIXED_UUID.fullmatch(value):
         return kind == "token"
     if not generic_value_plausible(value) and not (kind in STRONG and _short_password(value)):
@@ -383,8 +526,24 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
     return not looks_like_placeholder(value)
 
 
+def _path_words(value: str) -> bool:
+    """``prod/db/MainUser2``, ``kv/prod/PaymentsApiKey``: two or more slashes between words,
+    not base64's random runs."""
+    parts = value.split("/")
+    if len(parts) < 3 or not all(parts):
+        return False
+    return all(_PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() for p in parts)
+
+
 def _camel_words(value: str) -> bool:
-    """Letters only, in CamelCase words (``IAmSensitiveBytes``), not random mixed case."""
+    """Words in CamelCase (``IAmSensitiveBytes``, ``PKCS12PrivateKeyTypes``: a type's name),
+    not random mixed case."""
+    if value.isalnum() and not value.isalpha() and _IDENTIFIER_HUMPS.fullmatch(value):
+        humps: list[str] = _IDENTIFIER_HUMPS_EACH.findall(value)
+        if any(len(h) == 2 and h[1].islower() for h in humps[1:]):
+            return False  # ...VpVMYs...: random case, not words
+        words = sum(len(h) >= 3 and h[1:].islower() for h in humps)
+        return words >= 2 and sum(h.isdigit() for h in humps) <= 2
     if not value.isalpha() or value.islower() or value.isupper():
         return False
     humps = re.findall(r"[A-Z][a-z]*|[a-z]+", value)
@@ -422,7 +581,7 @@ def _clean(value: str, quoted: bool) -> str:
 
 def _split_pair(value: str, rest: str) -> str:
     """``user:V`` (creds) or ``user / V`` (the next words): the secret half."""
-    if ":" in value and not value.startswith(":"):
+    if ":" in value and not value.startswith(":") and not _FINGERPRINT.match(value):
         head, _, tail = value.partition(":")
         if re.fullmatch(r"[\w.+\-@]{1,64}", head) and tail:
             return tail
@@ -447,12 +606,31 @@ def reads(path: str) -> bool:
     return dot < 0 or path.rfind("/") > dot or path[dot:].lower() not in CODE_SUFFIXES
 
 
+MAX_LABELS = 16
+"""Labels read per line (or window): prose names a secret a few times a line; a hostile line
+that repeats a label thousands of times costs no more than this many."""
+LONG_LINE = 2000
+"""A line longer than this (minified JSON, a data blob) is read in overlapping windows, so
+the label model's cost per character stays bounded."""
+
+
 def candidates(line: str) -> Iterator[tuple[str, str]]:
     """(kind, value) for each credential the label model reads on ``line``."""
+    if len(line) <= LONG_LINE:
+        yield from _candidates(line)
+        return
+    for start in range(0, len(line), LONG_LINE // 2):
+        found = next(_candidates(line[start : start + LONG_LINE]), None)
+        if found is not None:
+            yield found
+            return
+
+
+def _candidates(line: str) -> Iterator[tuple[str, str]]:
     example = example_line(line)
     label_re, kinds, after = _patterns()
     lowered = line.lower()
-    cli = any(word in lowered for word in ("mysql", "mariadb", "sshpass", "curl", "redis-cli"))
+    cli = any(word in lowered for word in _CLI_WORDS)
     for match in _CLI.finditer(line) if cli else ():
         raw = next(g for g in match.groups() if g is not None)
         quoted = raw[:1] in "'\"" and raw[-1:] == raw[:1]
@@ -467,14 +645,21 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
             yield "password", value
             return
     for match in _BEFORE.finditer(line) if not line.isascii() else ():
-        value = _clean(match.group("uv"), False)
+        run = _RUN_END.search(line, max(0, match.start() - 200), match.start())
+        if run is None:
+            continue
+        value = _clean(run.group(), False)
         if credential_value(value, "password", example=example):
             yield "password", value
             return
-    for match in label_re.finditer(caseless_fold(line)):  # (the fold keeps every offset)
+    folded = caseless_fold(line)  # (the fold keeps every offset)
+    matches = list(islice(label_re.finditer(folded), MAX_LABELS))
+    for match in matches:
         kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
         end = match.end()
         if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
+            continue
+        if _embedded(line, match.start()):
             continue
         found = after.match(line, end)
         if found is not None:
@@ -491,7 +676,7 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
             if not (_short_password(value) or generic_value_random(value) or pin):
                 continue
         if credential_value(value, kind, example=example):
-            yield kind, value
+            yield (DIRECT_KIND if value.isdigit() else kind), value  # detect-secrets drops digits
             return
     for match in _TOKEN_RUN.finditer(line):
         value = match.group("uv")
@@ -499,12 +684,197 @@ def candidates(line: str) -> Iterator[tuple[str, str]]:
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
             yield "token", value
             return
+    yield from _near(line, folded, matches, example)[:1]
+
+
+def table_rows(text: str) -> Iterator[tuple[int, str, str]]:
+    """(line start, kind, value) for each Markdown table row of ``text`` holding an account
+    and a password (:func:`_table_pair`); one regex pass, run on prose files only."""
+    for row in _TABLE_ROW.finditer(text):
+        for kind, value in _table_pair(row.group(), example_line(row.group())):
+            yield row.start(), kind, value
+            break
+
+
+def _table_pair(line: str, example: bool) -> Iterator[tuple[str, str]]:
+    """A table row holding an account and, in the next cell, a password-shaped value
+    (``| Grafana | admin | V |``): the ``user / secret`` pair in a table."""
+    cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+    for account, value in zip(cells, cells[1:], strict=False):
+        if not _ACCOUNT.fullmatch(account) or not _password_shaped(value):
+            continue
+        if _short_password(value) or generic_value_random(value):
+            if credential_value(value, "password", example=example):
+                yield "password", value
+                return
+
+
+def _near(
+    line: str, folded: str, matches: list[re.Match[str]], example: bool
+) -> list[tuple[str, str]]:
+    """The label model's last reading: a credential-shaped word near a label, on either side.
+
+    People name a secret and give it in any order and with any words between
+    (``ich habe V als Passwort gesetzt``, ``Redis का पासवर्ड … बदलकर V कर दिया``,
+    ``- **Passwort:** `V```, ``PIN 6943359``). So every ASCII run on the line
+    within :data:`NEAR_CHARS` of a label is read, nearest first, and the value
+    must carry its own evidence, stricter than after a separator: a password is
+    mixed case with a digit or a symbol (:func:`_password_shaped`), a token is
+    long and random, a PIN is digits, an app password is four groups of four
+    letters. A line naming a digest, an id or a cache (any language) is read for
+    passwords only. Each value still meets :func:`credential_value`.
+    """
+    kinds = _patterns()[1]
+    labels = []
+    for match in matches:
+        start, end = match.span()
+        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end):
+            continue
+        if _embedded(line, start):
+            continue
+        labels.append(
+            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
+        )
+    for match in islice(_compound().finditer(folded), MAX_LABELS):  # Initialpasswort
+        start, end = match.span()
+        inside = (
+            start and folded[start - 1].isalpha() or end < len(folded) and folded[end].isalpha()
+        )
+        if inside:
+            labels.append((start, end, "password"))
+    for match in islice(_CAMEL_LABEL.finditer(line), MAX_LABELS):  # AppSecret, apiKey
+        labels.append((match.start(1), match.end(1), _CAMEL_KINDS[match.group(1).lower()]))
+    if not labels:
+        return []
+    digest = _DIGEST_WORDS.search(line) is not None
+    nearest = _Nearest(labels)
+    found: list[tuple[int, int, str, str]] = []  # (distance, order, kind, value)
+    if any(kind == "password" for _, _, kind in labels):
+        for grouped in _GROUPED.finditer(line):
+            near = nearest.of(*grouped.span())
+            if near is not None:
+                found.append((near[0], len(found), DIRECT_KIND, grouped.group()))
+    reads: list[tuple[int, int, int, str, bool, str]] = []
+    for run in _RUN.finditer(line):
+        start, end = run.span()
+        value = run.group().strip("*").rstrip(".,:;")
+        near = nearest.of(start, end) if len(value) >= 4 else None
+        if near is not None and near[0] <= NEAR_CHARS:
+            reads.append((near[0], len(reads), start, near[1], near[2], value))
+    reads.sort()  # nearest first; a line's cost is its runs, each judged once at most
+    for distance, _, start, kind, after_label, value in reads:
+        if found and found[0][0] <= distance:
+            break
+        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
+            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        if not after_label and _HEX.fullmatch(value):
+            continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
+        judged = _judge(value, kind, digest=digest, example=example)
+        if judged is not None:
+            found.append((distance, -1, judged, value))
+            break
+    found.sort()
+    return [(kind, value) for _, _, kind, value in found]
+
+
+class _Nearest:
+    """The label nearest a span, by bisection (a line's labels sorted once): (distance,
+    kind, whether the label is before the span), or None when a label overlaps the span."""
+
+    def __init__(self, labels: list[tuple[int, int, str]]) -> None:
+        import bisect
+        from itertools import accumulate
+
+        self._bisect = bisect
+        self.by_start = sorted(labels)
+        self.starts = [a for a, _, _ in self.by_start]
+        self.reach = list(accumulate((b for _, b, _ in self.by_start), max))
+        self.by_end = sorted((b, kind) for _, b, kind in labels)
+        self.ends = [b for b, _ in self.by_end]
+
+    def of(self, start: int, end: int) -> tuple[int, str, bool] | None:
+        bisect = self._bisect
+        k = bisect.bisect_left(self.starts, end)  # labels starting before the span ends
+        if k and self.reach[k - 1] > start:
+            return None  # a label overlaps the span
+        options = []
+        if k < len(self.starts):  # the first label after the span (the least kind on a tie)
+            options.append((self.starts[k] - end, self.by_start[k][2], False))
+        j = bisect.bisect_right(self.ends, start)
+        if j:  # the label ending last before the span (the least kind on a tie)
+            first = bisect.bisect_left(self.ends, self.ends[j - 1])
+            options.append((start - self.ends[j - 1], self.by_end[first][1], True))
+        return min(options) if options else None
+
+
+@functools.cache
+def _compound() -> re.Pattern[str]:
+    """A password label inside a compound or an inflected word (``Initialpasswort``,
+    ``şifresiyle``, ``hasłem``): the language builds words around it."""
+    words = sorted(
+        {caseless_fold(label) for table in LABELS.values() for label in table.get("password", ())
+         if len(label) >= 7 and label.replace(" ", "").isalpha() and not _is_unspaced(label)},
+        key=len, reverse=True,
+    )  # fmt: skip
+    return re.compile("|".join(map(re.escape, words)))
+
+
+def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
+    """The kind a word near a label of ``kind`` is a credential of, or None."""
+    if value.isdigit():
+        if _DATE.fullmatch(value):
+            return None  # 20240105
+        if kind == "pin" and 4 <= len(value) <= 10 and len(set(value)) > 2:
+            return None if digest or _YEAR.fullmatch(value) else DIRECT_KIND
+        if kind == "password" and 5 <= len(value) <= 10 and len(set(value)) > 2:
+            return None if digest else DIRECT_KIND
+        return None
+    if kind in ("secret", "token") and not digest and _UUID.fullmatch(value):
+        return DIRECT_KIND if kind == "secret" or not example else None
+    if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
+        return None
+    if kind in STRONG and _password_shaped(value):
+        return kind if credential_value(value, "password", example=example) else None
+    if digest or len(value) < 16 or not credential_value(value, "token", example=example):
+        if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
+            return None
+        return "token"
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return "token" if mixed or len(value) >= 32 else None  # a far word: mixed case or long
+
+
+def _password_shaped(value: str) -> bool:
+    """8-64 characters, upper and lower case, and a digit or a symbol: not a word or an id."""
+    if not 8 <= len(value) <= 64:
+        return False
+    upper = any(c.isupper() for c in value)
+    lower = any(c.islower() for c in value)
+    other = any(not c.isalpha() for c in value)
+    return upper and lower and other and not _camel_words(value)
+
+
+def _embedded(line: str, start: int) -> bool:
+    """The label's letters sit inside a random run (``…R1A76Y8P6Y<Tf…$pw{(f~…``, base85 data):
+    the word before it, up to the label, holds two digits or symbols."""
+    head = max(line.rfind(" ", max(0, start - 64), start) + 1, start - 64, 0)
+    return sum(c.isdigit() or c in _BLOB_MARKS for c in line[head:start]) >= 2
+
+
+_BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
 
 
 def _digest_label(line: str, start: int, end: int) -> bool:
     """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret."""
-    head = line[max(0, start - 12) : end + 12]
-    return _DIGEST_WORDS.search(head) is not None
+    low = max(0, start - 12)
+    for match in _DIGEST_WORDS.finditer(line, low, end + 12):
+        gap = line[match.end() : start] if match.end() <= start else line[end : match.start()]
+        if match.start() < end and start < match.end() or _ADJACENT.fullmatch(gap):
+            return True
+    return False
+
+
+_ADJACENT = _r(r"[\s_\-.:]*(?:[^\W\d_]{1,3}[\s_\-.]+)?")
+"""Between a digest word and a label: nothing, or one short word (``clave de caché``)."""
 
 
 def _provider_token(value: str) -> bool:

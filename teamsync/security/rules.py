@@ -331,7 +331,7 @@ RULES: tuple[Rule, ...] = (
         _r(
             # bounded runs: a line of "sk-sk-sk-…" costs each start at most 400 steps
             r"sk-(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_\-]{20,400}T3BlbkFJ[A-Za-z0-9_\-]{20,}"
-            r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{80,}"
+            r"|sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,}"
         ),
         ("t3blbkfj", "sk-"),
     ),
@@ -350,6 +350,11 @@ RULES: tuple[Rule, ...] = (
     Rule("github-refresh-token", "GitHub refresh token", _r(r"ghr_[0-9a-zA-Z]{36}" + _B)),
     Rule("gitlab-pat", "GitLab personal access token", _r(r"glpat-[0-9a-zA-Z_\-]{20,}" + _B)),
     Rule("gitlab-deploy-token", "GitLab deploy token", _r(r"gldt-[0-9a-zA-Z_\-]{20,}" + _B)),
+    Rule(
+        "gitlab-runner-token",
+        "GitLab runner authentication token",
+        _r(r"glrt-(?:t\d_)?[0-9a-zA-Z_\-]{20,}" + _B),
+    ),
     Rule(
         "slack-bot-token",
         "Slack bot token",
@@ -492,6 +497,43 @@ RULES: tuple[Rule, ...] = (
         _r(r"(?<![0-9a-f])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9a-zA-Z])"),
         ("mailgun",),
         context_chars=300,
+    ),
+    Rule(
+        "docker-hub-pat",
+        "Docker Hub personal access token",
+        _r(r"dckr_pat_[0-9a-zA-Z_\-]{27,}" + _B),
+    ),
+    Rule(
+        "age-secret-key",
+        "age encryption secret key",
+        _r(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}" + _B),
+    ),
+    Rule(
+        "tailscale-key",
+        "Tailscale auth or API key",
+        _r(r"tskey-[a-z]{3,8}-[0-9A-Za-z]{8,}-[0-9A-Za-z]{16,}" + _B),
+    ),
+    Rule("linear-api-key", "Linear API key", _r(r"lin_api_[0-9a-zA-Z]{40}" + _B)),
+    Rule("supabase-access-token", "Supabase access token", _r(r"sbp_[0-9a-f]{40}" + _B)),
+    Rule("newrelic-user-api-key", "New Relic user API key", _r(r"NRAK-[0-9A-Z]{27}" + _B)),
+    Rule(
+        "doppler-token", "Doppler service token", _r(r"dp\.(?:pt|st|sa|ct)\.[0-9a-zA-Z]{40,}" + _B)
+    ),
+    Rule(
+        "airtable-pat",
+        "Airtable personal access token",
+        _r(r"pat[0-9A-Za-z]{14}\.[0-9a-f]{64}" + _B),
+    ),
+    Rule(
+        "google-oauth-access-token",
+        "Google OAuth access token",
+        _r(r"ya29\.[0-9A-Za-z_\-]{30,}" + _B),
+    ),
+    Rule("figma-pat", "Figma personal access token", _r(r"figd_[0-9A-Za-z_\-]{40,}" + _B)),
+    Rule(
+        "stripe-webhook-secret",
+        "Stripe webhook signing secret",
+        _r(r"whsec_[0-9a-zA-Z]{32,}" + _B),
     ),
     Rule(
         "gohighlevel-private-integration-token",

@@ -576,6 +576,13 @@ def _generic_candidates(
                 break
             found[line_start] = (_labels.DETECTOR_KEYS[kind], value)
             break
+    for line_start, kind, value in _labels.table_rows(text) if prose and "|" in text else ():
+        if line_start in found or line_start in taken_lines:
+            continue
+        line_end = text.find("\n", line_start)
+        if inline_allow and doc.allowed(line_start, len(text) if line_end < 0 else line_end):
+            continue
+        found[line_start] = (_labels.DETECTOR_KEYS[kind], value)
     numbers = doc.line_numbers(list(found))
     return [_Candidate(doc.path, numbers[at], key, value) for at, (key, value) in found.items()]
 
@@ -649,7 +656,8 @@ class Scanner:
         self._findings.extend(
             Finding(path, numbers[h.offset], h.rule, h.fingerprint, commit) for h in hits
         )
-        if self.generic and not present.isdisjoint(self.plan.generic_anchors):
+        table = text.startswith("|") or "\n|" in text  # a row the label model reads anyway
+        if self.generic and (table or not present.isdisjoint(self.plan.generic_anchors)):
             lines = _Lines(text)
             taken_lines = {lines.bounds(start)[0] for start in taken.starts}
             candidates = _generic_candidates(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from teamsync.errors import MissingExtra, ServerError
 from teamsync.server.fairlock import WRITER_WAIT_S, KeyedLocks
-from teamsync.server.storage_sql import Row, SqlStorage
+from teamsync.server.storage_sql import Row, SqlStorage, Step
 from teamsync.wire import redact_url
 
 if TYPE_CHECKING:
@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 POOL_SIZE = 16
 POOL_WAIT_S = 30.0
 SCHEMA_LOCK = 7_272_737
-LOCK_TIMEOUT = "SET LOCAL lock_timeout = '30s'"
+LOCK_TIMEOUT = "-c lock_timeout=30s"
+"""Set on every pooled connection (a startup option, so no statement of its own per
+write): a writer queued on a repository's row lock gives up (503) in time."""
 
 
 _cursors = itertools.count()
@@ -50,6 +52,11 @@ class _Tx:
         with self.conn.cursor() as cur:
             cur.executemany(_pg(sql), rows)
 
+    def batch(self, steps: Sequence[Step]) -> None:
+        with self.conn.pipeline(), self.conn.cursor() as cur:
+            for sql, rows in steps:
+                cur.executemany(_pg(sql), rows)
+
     def stream(self, sql: str, params: Sequence[object], size: int) -> Iterator[list[Row]]:
         # a server-side cursor: rows come over in pages, never the whole result at once
         with self.conn.cursor(name=f"ts_page_{next(_cursors)}") as cur:
@@ -62,6 +69,7 @@ class PostgresStorage(SqlStorage):
     serial = "BIGSERIAL PRIMARY KEY"
     real = "DOUBLE PRECISION"
     lock_suffix = " FOR UPDATE"
+    lock_of_repo = " FOR UPDATE OF r"
     binary = ' COLLATE "C"'
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
@@ -77,7 +85,7 @@ class PostgresStorage(SqlStorage):
             url,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True, "connect_timeout": 10},
+            kwargs={"autocommit": True, "connect_timeout": 10, "options": LOCK_TIMEOUT},
             timeout=POOL_WAIT_S,
             open=True,
         )
@@ -117,8 +125,6 @@ class PostgresStorage(SqlStorage):
         with self._checkout() as conn:
             try:
                 conn.execute(begin)
-                if write:  # a writer queued on a repository's row lock gives up (503) in time
-                    conn.execute(LOCK_TIMEOUT)
                 yield _Tx(conn)
                 conn.execute("COMMIT")
             except psycopg.Error as exc:

@@ -59,6 +59,7 @@ from teamsync.wire import (
 )
 
 Row = tuple[Any, ...]
+WriteResult = WriteOk | WriteRefused
 FOLDING = f"teamsync {__version__}, Unicode {unicodedata.unidata_version}"
 """What built the ``folded`` column: :func:`~teamsync.security.keys.fold_key` may change
 with either; the column is then re-folded at startup (:meth:`SqlStorage._upgrade`)."""
@@ -120,6 +121,13 @@ TOMBSTONE = "UPDATE ts_entries SET deleted = 1, updated_at = ?, updated_by = ? W
 HISTORY = (
     "INSERT INTO ts_history (repo_id, at, who, key, checksum, action) VALUES (?, ?, ?, ?, ?, ?)"
 )
+SERIAL = (
+    "INSERT INTO ts_serials (repo_id, version, history_id) SELECT ?, ?, id FROM ts_history"
+    " WHERE repo_id = ? ORDER BY id DESC LIMIT 1"
+)
+"""A version's serial: the last history row it includes (the index's last row; MAX() with
+a WHERE scans the repository)."""
+SERIAL_SUM = "INSERT INTO ts_serial_sums (repo_id, version, checksum) VALUES (?, ?, ?)"
 TOKEN_COLS = "id, token_hash, repo, read_only, label, created_at, revoked_at"
 TOKEN_SELECT = (
     "SELECT t.id, t.token_hash, t.repo, t.read_only, t.label, t.created_at, t.revoked_at,"
@@ -127,10 +135,19 @@ TOKEN_SELECT = (
 )
 
 
+Step = tuple[str, Sequence[Sequence[object]]]
+"""A statement and the parameter rows to run it with (no result read)."""
+
+
 class Tx(Protocol):
     def q(self, sql: str, params: Sequence[object] = ()) -> list[Row]: ...
 
     def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None: ...
+
+    def batch(self, steps: Sequence[Step]) -> None:
+        """Run every step, in order, reading no result (PostgreSQL: one pipeline, one
+        round trip for all)."""
+        ...
 
     def stream(self, sql: str, params: Sequence[object], size: int) -> Iterator[list[Row]]:
         """The rows of ``sql`` in pages of ``size``, never all at once (a server-side
@@ -226,6 +243,8 @@ class SqlStorage(abc.ABC):
     serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
     real = "REAL"
     lock_suffix = ""
+    lock_of_repo = ""
+    """How the write's first statement locks the ``ts_repos`` row it joins (PostgreSQL)."""
     binary = ""
     """How ``folded`` compares in byte order (SQLite's default; PostgreSQL's ``COLLATE "C"``)."""
 
@@ -236,6 +255,12 @@ class SqlStorage(abc.ABC):
     def _write_queue(self, repo: str) -> AbstractContextManager[object]:
         """Where a write to ``repo`` waits before its transaction (nothing by default)."""
         return nullcontext()
+
+    def _write_tx(self, repo: str, work: Callable[[Tx], WriteResult]) -> WriteResult:
+        """Run ``work`` in a write transaction and return its result once committed
+        (SQLite: in a transaction shared with concurrent writers, one commit for all)."""
+        with self._write_queue(repo), self._tx(write=True) as tx:
+            return work(tx)
 
     @abc.abstractmethod
     def _read_apart(self) -> AbstractContextManager[Tx]:
@@ -346,22 +371,35 @@ class SqlStorage(abc.ABC):
         )
 
     def _lock_repo(self, tx: Tx, repo: str) -> Locked:
-        """Lock the repository's row (creating it) and read its head and running digest."""
-        tx.q(
-            "INSERT INTO ts_repos (name, checksum) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
-            (repo, EMPTY_CHECKSUM),
+        """Lock the repository's row (creating it) and read its head and running digest:
+        one statement for a repository that exists."""
+        sql = (
+            "SELECT r.id, r.version, r.updated_at, d.version, d.live, d.digest FROM ts_repos r"
+            " LEFT JOIN ts_digests d ON d.repo_id = r.id WHERE r.name = ?" + self.lock_of_repo
         )
-        sql = "SELECT id, version, updated_at FROM ts_repos WHERE name = ?" + self.lock_suffix
-        repo_id, version, updated = tx.q(sql, (repo,))[0]
-        rows = tx.q("SELECT version, live, digest FROM ts_digests WHERE repo_id = ?", (repo_id,))
-        if not rows or int(rows[0][0]) != int(version):
+        rows = tx.q(sql, (repo,))
+        if not rows:
+            tx.q(
+                "INSERT INTO ts_repos (name, checksum) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+                (repo, EMPTY_CHECKSUM),
+            )
+            rows = tx.q(sql, (repo,))
+        repo_id, version, updated, at, live, digest = rows[0]
+        if at is None or int(at) != int(version):
+            # PostgreSQL, READ COMMITTED: when the row lock was waited for, the locked row
+            # is re-read at its latest version but the joined digest is not, so it is read
+            # again, in a statement of its own (which sees every committed write).
+            again = tx.q(
+                "SELECT version, live, digest FROM ts_digests WHERE repo_id = ?", (repo_id,)
+            )
+            at, live, digest = again[0] if again else (None, 0, "")
+        if at is None or int(at) != int(version):
             # none yet (a new repository) or written by an older server: rebuilt once
             return _rebuild_digest(tx, int(repo_id), int(version), float(updated))
-        digest = int(rows[0][2], 16)
+        value = int(digest, 16)
         return Locked(
-            int(repo_id), int(version), float(updated), digest_checksum(digest), digest,
-            int(rows[0][1]),
-        )  # fmt: skip
+            int(repo_id), int(version), float(updated), digest_checksum(value), value, int(live)
+        )
 
     def _neighbours(self, tx: Tx, repo_id: int, live: int, new: Sequence[str]) -> list[str]:
         """Stored live keys that may clash with ``new``: the same folding, a folded
@@ -394,7 +432,8 @@ class SqlStorage(abc.ABC):
         named = sorted(
             set(request.upserts) | set(request.deletes) | set(request.base_checksums or ())
         )
-        with self._write_queue(repo), self._tx(write=True) as tx:
+
+        def apply(tx: Tx) -> WriteOk | WriteRefused:
             head = self._lock_repo(tx, repo)
             rows = _rows_for(tx, "key, checksum", LIVE, head.repo_id, named)
             live = {str(r[0]): str(r[1]) for r in rows}
@@ -406,29 +445,25 @@ class SqlStorage(abc.ABC):
             if refused is not None:
                 return refused
             before = dict(live)
-            changed = _apply(tx, head.repo_id, request, sums, live, now)
+            changed, changes = _apply(head.repo_id, request, sums, live, now)
             if not changed:
                 return WriteOk(Head(head.version, head.checksum, head.updated), ())
             gone = [entry_element(k, before[k]) for k in changed if k in before]
             added = [elements[k] for k in changed if k in live]
             digest = digest_add(head.digest, added, gone)
             version, new_sum = head.version + 1, digest_checksum(digest)
-            _store_head(
-                tx, head.repo_id, version, new_sum, now, digest, len(live) - len(before) + head.live
+            count = len(live) - len(before) + head.live
+            tx.batch(
+                [
+                    *changes,
+                    *_head_steps(head.repo_id, version, new_sum, now, digest, count),
+                    (SERIAL, [(head.repo_id, version, head.repo_id)]),
+                    (SERIAL_SUM, [(head.repo_id, version, new_sum)]),
+                ]
             )
-            last = tx.q(  # the index's last row (MAX() with a WHERE scans the repository)
-                "SELECT id FROM ts_history WHERE repo_id = ? ORDER BY id DESC LIMIT 1",
-                (head.repo_id,),
-            )
-            tx.q(
-                "INSERT INTO ts_serials (repo_id, version, history_id) VALUES (?, ?, ?)",
-                (head.repo_id, version, last[0][0]),
-            )
-            tx.q(
-                "INSERT INTO ts_serial_sums (repo_id, version, checksum) VALUES (?, ?, ?)",
-                (head.repo_id, version, new_sum),
-            )
-        return WriteOk(Head(version, new_sum, now), tuple(changed))
+            return WriteOk(Head(version, new_sum, now), tuple(changed))
+
+        return self._write_tx(repo, apply)
 
     def _upgrade(self, tx: Tx) -> None:
         """At startup, inside the schema transaction: re-fold the ``folded`` column when
@@ -587,15 +622,15 @@ def _shared_at(req: WriteRequest, key: str, now: float) -> float:
 
 
 def _apply(
-    tx: Tx,
     repo_id: int,
     req: WriteRequest,
     sums: Mapping[str, str],
     live: dict[str, str],
     now: float,
-) -> list[str]:
-    """Write upserts then tombstones; mutate ``live`` (the named rows); return the keys
-    that changed. ``sums`` holds the checksum of every upsert."""
+) -> tuple[list[str], list[Step]]:
+    """The upserts then tombstones of ``req``, as statements to run; mutates ``live`` (the
+    named rows). Returns the keys that change and the steps. ``sums`` holds the
+    checksum of every upsert."""
     upserts: list[Sequence[object]] = []
     history: list[Sequence[object]] = []
     for key in sorted(req.upserts):
@@ -612,29 +647,27 @@ def _apply(
             tombstones.append((now, req.who, repo_id, key))
             history.append((repo_id, now, req.who, key, None, "delete"))
             del live[key]
-    if upserts:
-        tx.many(UPSERT, upserts)
-    if tombstones:
-        tx.many(TOMBSTONE, tombstones)
-    if history:
-        tx.many(HISTORY, history)
-    return [str(h[3]) for h in history]
+    pairs = ((UPSERT, upserts), (TOMBSTONE, tombstones), (HISTORY, history))
+    steps: list[Step] = [(sql, rows) for sql, rows in pairs if rows]
+    return [str(h[3]) for h in history], steps
 
 
-def _store_head(
-    tx: Tx, repo_id: int, version: int, check: str, now: float, digest: int, live: int
-) -> None:
+def _head_steps(
+    repo_id: int, version: int, check: str, now: float, digest: int, live: int
+) -> list[Step]:
     """The repository's new version and checksum, and its digest at that version."""
-    tx.q(
-        "UPDATE ts_repos SET version = ?, checksum = ?, updated_at = ? WHERE id = ?",
-        (version, check, now, repo_id),
-    )
-    tx.q(
-        "INSERT INTO ts_digests (repo_id, version, live, digest) VALUES (?, ?, ?, ?)"
-        " ON CONFLICT (repo_id) DO UPDATE SET version = excluded.version,"
-        " live = excluded.live, digest = excluded.digest",
-        (repo_id, version, live, format(digest, "x")),
-    )
+    return [
+        (
+            "UPDATE ts_repos SET version = ?, checksum = ?, updated_at = ? WHERE id = ?",
+            [(version, check, now, repo_id)],
+        ),
+        (
+            "INSERT INTO ts_digests (repo_id, version, live, digest) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (repo_id) DO UPDATE SET version = excluded.version,"
+            " live = excluded.live, digest = excluded.digest",
+            [(repo_id, version, live, format(digest, "x"))],
+        ),
+    ]
 
 
 def _rebuild_digest(tx: Tx, repo_id: int, version: int, updated: float) -> Locked:
@@ -646,7 +679,7 @@ def _rebuild_digest(tx: Tx, repo_id: int, version: int, updated: float) -> Locke
     digest = store_digest({str(r[0]): str(r[1]) for r in rows})
     check = digest_checksum(digest)
     tx.q("UPDATE ts_repos SET checksum = ? WHERE id = ?", (check, repo_id))
-    _store_head(tx, repo_id, version, check, updated, digest, len(rows))
+    tx.batch(_head_steps(repo_id, version, check, updated, digest, len(rows)))
     return Locked(repo_id, version, updated, check, digest, len(rows))
 
 

@@ -34,6 +34,8 @@ from typing import Literal
 from teamsync.errors import ConflictError
 from teamsync.memdir.format import INDEX_NAME
 from teamsync.security.fs import SafeDir
+from teamsync.sync import context
+from teamsync.sync import decide as d
 from teamsync.sync.apply import Applier
 from teamsync.sync.base import Applied, Backend, ChangeSet, Snapshot, check_backend
 from teamsync.sync.guards import (
@@ -45,8 +47,11 @@ from teamsync.sync.guards import (
     restore_local,
     restore_plan,
 )
+from teamsync.sync.incoming import prepare_incoming
+from teamsync.sync.indexround import fix_after, settle_index, view_index
 from teamsync.sync.local import LocalTree, scan_local
-from teamsync.sync.plan import INCOMING, MERGE, OUTGOING, PULL, Step, plan
+from teamsync.sync.outgoing import prepare_outgoing
+from teamsync.sync.plan import MERGE, PULL, Step, plan
 from teamsync.sync.recover import recover_bases
 from teamsync.sync.renames import find_renames, make_moves, preview, redo_renames, renames_in
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
@@ -55,18 +60,12 @@ from teamsync.sync.state import BaseStore, RemoteMark
 from teamsync.sync.tombstones import tombstoned_bases
 
 Mode = Literal["pull", "push", "sync", "status"]
+INCOMING_ACTIONS = frozenset({d.RECORD, d.WRITE_HERE, d.DELETE_HERE, d.MERGE})
+OUTGOING_ACTIONS = frozenset({d.PUSH, d.DELETE_REMOTE})
 MAX_ROUNDS = 5
 """Rounds that only carry this run's own merges and copies to the remote, at most."""
 
 __all__ = ["Conflict", "Mode", "Progress", "Rejection", "Safety", "SyncReport", "run_sync"]
-
-
-def _allowed(mode: Mode) -> frozenset[str]:
-    if mode == "pull":
-        return INCOMING
-    if mode == "push":
-        return OUTGOING | {"adopt", "forget", MERGE}
-    return INCOMING | OUTGOING
 
 
 def run_sync(
@@ -97,14 +96,16 @@ def run_sync(
     dry = dry_run or mode == "status"
     report = SyncReport(mode=mode, dry_run=dry)
     applier = Applier(
-        team,
-        state,
-        report,
-        who=who,
-        now=now,
-        freshness_dir=freshness_dir,
-        allowlist=allowlist,
-        progress=None if dry else progress,
+        context.RunContext(
+            team,
+            state,
+            report,
+            who=who,
+            now=now,
+            freshness_dir=freshness_dir,
+            allowlist=allowlist,
+            progress=None if dry else progress,
+        )
     )
     check_backend(backend)  # a wrapper that drops a member would drop its safety check
     backend.use_cache(state)  # REST: the listing and its ETag outlive the run (one 304 next time)
@@ -143,6 +144,10 @@ class _Run:
         self.progress, self.safety, self.where = progress, safety, where
         self.hold: set[str] = set()
         """Keys this round leaves alone (push: a rename for ``sync`` to follow)."""
+        self.hold_why: dict[str, str] = {}
+        """Why, for each key of :attr:`hold`."""
+        self.plan_base: Mapping[str, str] = {}
+        """The base this round was planned on (the store's, with recovered bases)."""
         self.lost: Stop | None | bool = True
         """This round's lost-history verdict (True: not judged yet)."""
 
@@ -160,9 +165,9 @@ class _Run:
         snap = backend.snapshot()
         applier.report.version = snap.version
         local = scan_local(applier.team, state, clean=not dry)
-        applier.note_rejected(snap.rejected, local.rejected)
-        applier.note_unknown(local.unknown, state.checksums())
-        self.hold, self.lost = set(), True
+        applier.report.note_rejected(snap.rejected, local.rejected)
+        applier.report.note_unknown(local.unknown, state.checksums())
+        self.hold, self.hold_why, self.lost = set(), {}, True
         if dry:
             return self._rest(snap, local)
         skip = set(snap.rejected) | set(local.rejected)
@@ -176,13 +181,13 @@ class _Run:
                 return "stopped"
         if moves and mode == "push":
             for m in moves:
-                self.hold |= {m.old, m.new}
-                applier.reject(
-                    m.source,
+                why = (
                     f"the team renamed it ({m.old} and {m.new} are one memory) while it "
-                    "changed here: run `teamsync sync` to follow the rename",
-                    held=True,
+                    "changed here: run `teamsync sync` to follow the rename"
                 )
+                self.hold |= {m.old, m.new}
+                self.hold_why.update({m.old: why, m.new: why})
+                applier.report.reject(m.source, why, held=True, code="rename-pending")
             moves = []
         moved = make_moves(applier.team, state, moves, local.checksums, base)
         applier.report.add(applier.report.renamed, [f"{o} -> {n}" for o, n in moved.followed])
@@ -194,15 +199,8 @@ class _Run:
         return "more" if put_back and outcome == "done" and mode == "sync" else outcome
 
     def _rest(self, snap: Snapshot, local: LocalTree) -> str:
-        """The round after the scan: plan, pull, push."""
-        applier, backend, mode, dry, progress = (
-            self.applier,
-            self.backend,
-            self.mode,
-            self.dry,
-            self.progress,
-        )
-        state = applier.state
+        """The round after the scan: decide (:mod:`teamsync.sync.decide`), pull, push."""
+        ctx, backend, report = self.applier.ctx, self.backend, self.applier.report
         remote = {**snap.rejected, **snap.checksums}  # a refused remote name is taken too
         early: dict[str, str] = {}
 
@@ -211,54 +209,82 @@ class _Run:
                 early.update(backend.fetch([INDEX_NAME]))
             return early.get(INDEX_NAME)
 
-        applier.view_index(local, remote, team_index)
+        view_index(ctx, local, remote, team_index)
         steps = self._plan(snap, local)
-        if isinstance(steps, Stop):
-            applier.report.stop = steps
-            return "stopped"
-        if mode == "sync" and not dry and not local.unknown:
-            if applier.settle_index(local, remote, team_index):
+        if not isinstance(steps, Stop) and self._settles(local):
+            if settle_index(ctx, local, remote, team_index):
                 steps = self._plan(snap, local)
-                if isinstance(steps, Stop):
-                    applier.report.stop = steps
-                    return "stopped"
-        incoming = [s for s in steps if s.action in INCOMING]
-        outgoing = applier.hold_clashes(
-            [s for s in steps if s.action in OUTGOING], snap.checksums.keys() | snap.rejected.keys()
+        if isinstance(steps, Stop):
+            report.stop = steps
+            report.plan = d.decide(self._view(snap, local))
+            return "stopped"
+        plan = d.decide(self._view(snap, local), steps)
+        for e in plan.holds(before_fetch=True):
+            report.reject(e.key, e.why, held=True, code=e.code)
+        try:
+            return self._execute(plan, snap, local, early)
+        finally:
+            report.plan = d.settle(plan, report.outcomes())
+
+    def _settles(self, local: LocalTree) -> bool:
+        """Does this round settle ``MEMORY.md`` before sending (see :func:`settle_index`)?"""
+        return self.mode == "sync" and not self.dry and not local.unknown
+
+    def _view(self, snap: Snapshot, local: LocalTree) -> d.View:
+        """The plain data this round decides on."""
+        return d.View(
+            base=self.plan_base,
+            local=local.checksums,
+            remote=snap.checksums,
+            remote_refused=snap.rejected,
+            local_refused=local.rejected,
+            unknown=local.unknown,
+            hold=self.hold_why,
+            gate_refused=self.applier.ctx.gate.refused_now(local.checksums),
+            mode=self.mode,
         )
-        incoming = applier.hold_held_merges(incoming)
-        if mode == "push":
-            incoming = applier.hold_merges(incoming)
+
+    def _execute(
+        self, plan: d.Plan, snap: Snapshot, local: LocalTree, early: dict[str, str]
+    ) -> str:
+        """Carry ``plan`` out: fetch, prepare and apply the local writes, then push."""
+        ctx, backend, report = self.applier.ctx, self.backend, self.applier.report
+        incoming, outgoing = plan.steps(INCOMING_ACTIONS), plan.steps(OUTGOING_ACTIONS)
         wanted = [s.key for s in incoming if s.action in (PULL, MERGE)]
         texts = {**backend.fetch([k for k in wanted if k not in early]), **early}
         refused = backend.refused_on_fetch
-        applier.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
-        writes = applier.prepare_incoming(
-            incoming,
-            texts,
-            snap.changed_at,
-            local.checksums,
-            snap.checksums.keys() | snap.rejected.keys(),
-        )
-        changes = applier.prepare_outgoing(outgoing, snap.version, dry)
-        if dry:
-            applier.report_planned(writes, changes)
+        report.note_rejected({k: r for k, r in refused.items() if k not in snap.rejected}, {})
+        for e in plan.holds(before_fetch=False):
+            report.reject(e.key, e.why, held=e.action != d.REFUSE, code=e.code)
+        names = snap.checksums.keys() | snap.rejected.keys()
+        writes = prepare_incoming(ctx, incoming, texts, snap.changed_at, local.checksums, names)
+        changes = prepare_outgoing(ctx, outgoing, snap.version)
+        if self.dry:
+            self.applier.report_planned(writes, changes)
             return "done"
         total = sum(1 for w in writes if w.touch) + len(changes.upserts) + len(changes.deletes)
-        if progress is not None:
-            progress.start(total)
-        more = applier.apply_local(writes, progress)
-        report = applier.report
-        state.record_renames(
+        if self.progress is not None:
+            self.progress.start(total)
+        more = self.applier.apply_local(writes, self.progress)
+        ctx.state.record_renames(
             (old, new, c)
             for old, new, c in renames_in(incoming, incoming=True)
             if old in report.deleted and new in report.written
         )
         if not local.unknown:  # an index rebuilt without the unknown folder would drop it
-            more = applier.fix_index(writes, local.checksums, remote.keys()) or more
+            more = fix_after(ctx, writes, local.checksums, names) or more
+        outcome = self._push(snap, outgoing, changes)
+        if outcome == "again":
+            return outcome
+        return "more" if more and self.mode == "sync" else "done"
+
+    def _push(self, snap: Snapshot, outgoing: list[Step], changes: ChangeSet) -> str:
+        """Send ``changes`` (if any) and record the remote's new mark; ``again`` when the
+        remote moved under the push."""
+        state, applier = self.applier.state, self.applier
         mark = RemoteMark(snap.version, snap.serial)
         if changes.upserts or changes.deletes:
-            result = backend.apply(changes)
+            result = self.backend.apply(changes)
             if not isinstance(result, Applied):
                 return "again"
             changes = _without_held(applier, changes, result)
@@ -269,10 +295,10 @@ class _Run:
                 if old in changes.deletes and new in changes.upserts
             )
             mark = RemoteMark(result.version, result.serial)
-            if progress is not None:
-                progress.advance(len(changes.upserts) + len(changes.deletes))
+            if self.progress is not None:
+                self.progress.advance(len(changes.upserts) + len(changes.deletes))
         state.set_remote_mark(mark)
-        return "more" if more and mode == "sync" else "done"
+        return "done"
 
     def _plan(
         self,
@@ -287,7 +313,7 @@ class _Run:
         (:func:`teamsync.sync.renames.preview`); the remote's history is judged once per
         round, against the base as it was before any move.
         """
-        state, safety, report = self.applier.state, self.safety, self.applier.report
+        state, safety = self.applier.state, self.safety
         real = state.checksums()
         base = real if moved_base is None else dict(moved_base)
         local_sums = local.checksums if sums is None else sums
@@ -308,11 +334,12 @@ class _Run:
             history,
             # a held file's bytes were never shared: no history to ask; a tombstoned
             # copy is already proven
-            skip | self.applier.held | set(gone),
+            skip | self.applier.ctx.held | set(gone),
             synced_here=synced_here,
             known=state.known_checksums,
         )
         plan_base = {**base, **recovered, **gone}
+        self.plan_base = plan_base
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
         if self.lost is True:
             self.lost = lost_history(
@@ -338,15 +365,26 @@ class _Run:
             stop = missing_here(steps, plan_base, safety, "pull")
             if stop is not None:
                 return stop
-        allowed = _allowed(self.mode)
-        steps = [s for s in steps if s.action in allowed]
-        if lost is None or safety.recover != "accept-remote":
+        proven = {**recovered, **gone} if sums is None else {}
+        return self._allowed_steps(steps, plan_base, lost, proven)
+
+    def _allowed_steps(
+        self,
+        steps: list[Step],
+        plan_base: Mapping[str, str],
+        lost: Stop | None,
+        recovered: Mapping[str, str],
+    ) -> list[Step] | Stop:
+        """The steps this mode takes, unless the mass-change guard stops them; the
+        ``recovered`` bases are reported."""
+        state, report = self.applier.state, self.applier.report
+        steps = [s for s in steps if s.action in d.allowed(self.mode)]
+        if lost is None or self.safety.recover != "accept-remote":
             command = "sync" if self.mode == "status" else self.mode
-            stop = mass_change(steps, plan_base, state.past_checksums, safety, command)
+            stop = mass_change(steps, plan_base, state.past_checksums, self.safety, command)
             if stop is not None:
                 return stop
-        if sums is None:
-            report.add(report.recovered, sorted({**recovered, **gone}))
+        report.add(report.recovered, sorted(recovered))
         return steps
 
 
@@ -356,7 +394,8 @@ def _without_held(applier: Applier, changes: ChangeSet, result: Applied) -> Chan
     if not result.held:
         return changes
     for key, why in sorted(result.held.items()):
-        applier.reject(key, f"not pushed: the remote refused it: {why}", held=True)
+        why = f"not pushed: the remote refused it: {why}"
+        applier.report.reject(key, why, held=True, code="remote-held")
     kept = {k: v for k, v in changes.upserts.items() if k not in result.held}
     return ChangeSet(
         kept,

@@ -160,7 +160,7 @@ def test_project_settings_note_and_the_opt_in_stop_hook_states_its_cost(tmp_path
     )
     hooks = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
     [stop] = [h["command"] for g in hooks["Stop"] for h in g["hooks"]]
-    assert stop.endswith(" -m teamsync guard --event Stop")  # the installing interpreter
+    assert stop.endswith("_hook.py' guard --event Stop")  # the installing interpreter
     bad = ts("install-hooks", "--with-extract", cwd=project)
     assert bad.returncode == 2 and "give --claude-code too" in bad.stderr
 

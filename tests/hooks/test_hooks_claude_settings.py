@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from teamsync.hooks.claude_settings import snippet
+from teamsync.hooks.claude_settings import hook_entry, snippet
 from testing.hooks import REPO_ROOT, make_repo, run_teamsync
 
 FOREIGN: dict[str, Any] = {
@@ -71,7 +71,8 @@ def read(project: Path) -> dict[str, Any]:
 def test_shipped_snippet_covers_the_four_events() -> None:
     hooks = shipped()["hooks"]
     for event, call in (("PreToolUse", "teamsync guard"),
-                        ("PostToolUse", "teamsync guard --event PostToolUse")):  # fmt: skip
+                        ("PostToolUse", "teamsync guard --event PostToolUse"),
+                        ("PostToolUseFailure", "teamsync guard --event PostToolUseFailure")):  # fmt: skip
         [command] = commands(shipped(), event)
         assert command.startswith(call + " || {") and command.endswith("exit 2; }")
         assert hooks[event][0]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash|mcp__.*"
@@ -192,7 +193,7 @@ def test_installed_hook_guards_from_a_venv_not_on_path(project: Path, tmp_path: 
 
     run(project)
     command = _hook_command(project, "PreToolUse")
-    assert command.startswith(f"'{sys.executable}' -m teamsync guard")
+    assert command.startswith(f"'{sys.executable}' -I -S '{hook_entry()}' guard")
     memdir = tmp_path / "mem"
     (memdir / "team").mkdir(parents=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TEAMSYNC_DIR": str(memdir)}
@@ -228,3 +229,51 @@ def test_install_refuses_an_interpreter_without_teamsync(project: Path, tmp_path
     with pytest.raises(SettingsFileError, match="does not answer cleanly"):
         install_claude_code(project, home=tmp_path, interpreter="/usr/bin/false")
     assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_the_hook_command_ignores_a_teamsync_package_in_the_project(
+    project: Path, tmp_path: Path
+) -> None:
+    """Claude Code starts hooks in the project: ``python -m teamsync`` there would import
+    a ``teamsync/`` the model wrote into it. The installed command runs isolated (-I)."""
+    from testing.hooks import fake_github_token
+
+    run(project)
+    command = _hook_command(project, "PreToolUse")
+    fake = project / "teamsync"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("import sys\nsys.exit(0)\n")
+    (fake / "__main__.py").write_text("import sys\nsys.exit(0)\n")
+    (project / "json.py").write_text("import sys\nsys.exit(0)\n")
+    memdir = tmp_path / "mem"
+    (memdir / "team").mkdir(parents=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TEAMSYNC_DIR": str(memdir),
+           "PYTHONPATH": str(project)}  # fmt: skip
+    payload = {"tool_name": "Write", "cwd": str(project),
+               "tool_input": {"file_path": str(memdir / "team" / "x.md"),
+                              "content": f"token {fake_github_token()}\n"}}  # fmt: skip
+    proc = subprocess.run(["/bin/sh", "-c", command], input=json.dumps(payload), cwd=project,
+                          capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    decision = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny"
+
+
+def test_the_hook_entry_loads_site_only_for_a_library_it_needs(tmp_path: Path) -> None:
+    """Under -S the entry finds a third-party library (here click, for a verb that is
+    not on the fast path) by running ``site`` once; a plain guard call never does."""
+    entry = hook_entry()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    probe = (
+        f"import runpy, sys; sys.argv = [{entry!r}, 'guard']; "
+        "sys.stdin = __import__('io').StringIO('{\"tool_name\": \"Read\"}');"
+        "import atexit; atexit.register(lambda: sys.stderr.write("
+        "'SITE=' + str('site' in sys.modules) + ' CLICK=' + str('click' in sys.modules)));"
+        f"runpy.run_path({entry!r}, run_name='__main__')"
+    )
+    fast = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, check=False)  # fmt: skip
+    assert fast.returncode == 0 and "SITE=False CLICK=False" in fast.stderr, fast.stderr
+    slow = subprocess.run([sys.executable, "-I", "-S", entry, "guard", "--help"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, check=False)  # fmt: skip
+    assert slow.returncode == 0 and "--event" in slow.stdout, slow.stderr

@@ -495,3 +495,131 @@ def test_a_write_between_calls_is_caught_by_the_next_check(
     time.sleep(0.05)
     layer, message = bash_call(box, "true", n=31)
     assert layer == "caught" and "later.md" in message and box.secrets_in_team() == []
+
+
+# --- core.hooksPath: where git looks for the pre-commit gate ---------------------------
+
+
+def _git_box(box: Box, hooks_path: str | None = None) -> Box:
+    """The project as a git repository with teamsync's git hooks installed for real
+    (in ``hooks_path`` when a person set ``core.hooksPath`` first)."""
+    env = {**box.environ(), "GIT_CONFIG_NOSYSTEM": "1"}
+    git(box.project, "init", "-q", env=env)
+    git(box.project, "config", "user.email", "t@example.com", env=env)
+    git(box.project, "config", "user.name", "t", env=env)
+    if hooks_path is not None:
+        git(box.project, "config", "core.hooksPath", hooks_path, env=env)
+    done = run_teamsync(["install-hooks"], cwd=box.project, env=env)
+    assert done.returncode == 0, done.stderr
+    return box
+
+
+def _hooks_path(box: Box) -> str | None:
+    return git(box.project, "config", "--get", "core.hooksPath", env=box.environ(), check=False)
+
+
+def _commit_with_token_refused(box: Box) -> bool:
+    (box.project / "leak.txt").write_text(f"token {TOKEN}\n", encoding="utf-8")
+    env = box.environ()
+    git(box.project, "add", "leak.txt", env=env)
+    proc = subprocess.run(["git", "commit", "-qm", "leak"], cwd=box.project, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    return proc.returncode != 0 and "github" in (proc.stdout + proc.stderr).lower()
+
+
+def test_setting_core_hooks_path_is_denied_before(box: Box) -> None:
+    _git_box(box)
+    for n, command in enumerate(
+        ["git config core.hooksPath /dev/null", "git config --unset core.hooks''Path"]
+    ):
+        layer, message = bash_call(box, command, n=n)
+        assert layer == "denied" and "core.hooksPath" in message and "kept by people" in message
+    assert bash_call(box, "git config --get core.hooksPath", n=9)[0] == "missed"  # a read
+    assert bash_call(box, "grep -rn hooksPath . || true", n=8)[0] == "missed"  # a mention
+    assert _hooks_path(box) in (None, "")
+
+
+def test_a_hooks_path_set_past_the_filter_is_put_back_and_the_gate_holds(box: Box) -> None:
+    _git_box(box)
+    layer, message = bash_call(box, "k=core.hooks; git config ${k}Path /tmp/no-hooks", n=1)
+    assert layer == "caught" and "core.hooksPath" in message and "unset again" in message
+    assert _hooks_path(box) in (None, "")
+    assert _commit_with_token_refused(box)
+
+
+def test_an_edit_of_git_config_keeps_the_unrelated_change(box: Box) -> None:
+    """The model edits .git/config by hand: the hooksPath line it added goes, the remote
+    it added in the same call (a legitimate, unrelated change) stays."""
+    _git_box(box)
+    config = box.project / ".git" / "config"
+    code = f"open('{config}', 'a').write('[core]\\n\\thooks' + 'Path = /tmp/elsewhere\\n')"
+    command = f'git remote add other /tmp/other.git && python3 -c "{code}"'
+    layer, message = bash_call(box, command, n=2)
+    assert layer == "caught" and "put back core.hooksPath" in message
+    assert _hooks_path(box) in (None, "")
+    env = box.environ()
+    assert git(box.project, "config", "--get", "remote.other.url", env=env) == "/tmp/other.git"
+
+
+def test_an_unset_hooks_path_is_set_back(box: Box) -> None:
+    """teamsync's hooks live in the person's core.hooksPath directory; unsetting it
+    sends git back to .git/hooks, where no gate is. It is set back."""
+    _git_box(box, hooks_path=".githooks")
+    assert "teamsync-managed-hook" in (box.project / ".githooks" / "pre-commit").read_text()
+    layer, message = bash_call(box, "git config --unset core.$(echo hooks)Path", n=3)
+    assert layer == "caught" and "`.githooks` again" in message
+    assert _hooks_path(box) == ".githooks"
+    assert _commit_with_token_refused(box)
+
+
+def test_a_removed_pre_commit_hook_is_put_back(box: Box) -> None:
+    for n, (hooks_path, where) in enumerate([(None, ".git/hooks"), (".githooks", ".githooks")]):
+        project = box.project
+        if n:
+            subprocess.run(["rm", "-rf", str(project / ".git")], check=True)
+        _git_box(box, hooks_path)
+        hook = project / where / "pre-commit"
+        original = hook.read_bytes()
+        layer, message = bash_call(box, f"rm -f {hook}", n=10 + n)
+        assert layer == "caught" and "put back" in message
+        assert hook.read_bytes() == original and os.access(hook, os.X_OK)
+
+
+def test_a_persons_hooks_path_change_between_calls_stands(box: Box) -> None:
+    _git_box(box)
+    assert bash_call(box, "true", n=1)[0] == "missed"
+    git(box.project, "config", "core.hooksPath", ".git/hooks", env=box.environ())  # the person
+    assert bash_call(box, "git status --short", n=2) == ("missed", "")
+    assert _hooks_path(box) == ".git/hooks"
+
+
+def test_a_failed_bash_call_is_checked_at_once_on_post_tool_use_failure(box: Box) -> None:
+    """Claude Code sends PostToolUseFailure, not PostToolUse, when the command fails: a
+    write made before the failure is quarantined then, and the model told in the
+    event's additionalContext."""
+    command = f"printf '%s%s\\n' {A} {B} > {box.team}/x.md; exit 3"
+    payload = {"session_id": "s", "tool_use_id": "toolu_f", "cwd": str(box.project),
+               "tool_name": "Bash", "tool_input": {"command": command}}  # fmt: skip
+    assert box.hook("PreToolUse", payload) is None
+    proc = subprocess.run(["bash", "-c", command], cwd=box.project, env=box.environ(),
+                          capture_output=True, timeout=30, check=False)  # fmt: skip
+    assert proc.returncode == 3 and box.secrets_in_team() == ["x.md"]
+    failure = {**payload, "hook_event_name": "PostToolUseFailure",
+               "error": "Command exited with non-zero status code 3", "is_interrupt": False}  # fmt: skip
+    answer = box.hook("PostToolUseFailure", failure)
+    assert answer is not None
+    context = answer["hookSpecificOutput"]
+    assert context["hookEventName"] == "PostToolUseFailure"
+    assert "quarantine" in context["additionalContext"] and TOKEN not in json.dumps(answer)
+    assert box.secrets_in_team() == []
+    assert box.hook("PostToolUseFailure", {**failure, "tool_use_id": "toolu_g"}) is None
+
+
+def test_post_tool_use_failure_runs_through_the_console_script(box: Box) -> None:
+    """The click-free fast path takes the event too (what the settings file runs)."""
+    payload = {"session_id": "s2", "tool_use_id": "toolu_h", "cwd": str(box.project),
+               "tool_name": "Bash", "tool_input": {"command": "false"},
+               "error": "exit 1"}  # fmt: skip
+    done = run_teamsync(["guard", "--event", "PostToolUseFailure"], cwd=box.project,
+                        input=json.dumps(payload), env=box.environ())  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "", done.stderr

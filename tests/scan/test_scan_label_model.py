@@ -38,7 +38,8 @@ def _token(seed: int, n: int = 32) -> str:
 
 
 def _hex(seed: int, n: int) -> str:
-    return "".join(random.Random(seed).choice("0123456789abcdef") for _ in range(n))
+    g = random.Random(seed)
+    return "".join(g.choice("0123456789abcdef") for _ in range(n))
 
 
 def found(text: str, path: str = "team/notes.md") -> list[str]:
@@ -46,6 +47,38 @@ def found(text: str, path: str = "team/notes.md") -> list[str]:
 
 
 SHAPES = [
+    # issue 27, round 2: label and value in any order, words between, bold labels
+    "- **Passwort:** `{p}`",
+    "- **비번:** `{p}`",
+    "Ich habe {p} als Initialpasswort gesetzt, bitte nach dem ersten Login ändern.",
+    "Ustawiłem {p} jako hasło tymczasowe, zmień po pierwszym logowaniu.",
+    "Ho impostato {p} come password provvisoria, cambiala al primo accesso.",
+    "{p} şifresiyle root olarak girip servisi yeniden başlattım.",
+    "ตั้งรหัสผ่านชั่วคราวเป็น {p} ไว้ ล็อกอินครั้งแรกแล้วเปลี่ยนด้วยนะ",
+    "Redis का पासवर्ड incident के दौरान बदलकर {p} कर दिया।",
+    "For the warehouse, the credentials (user `etl_loader`) use {p} as the password.",
+    "The API token for svc-jenkins is {h40}.",
+    "Jenkins の API トークンは {h32}、ユーザーは svc-jenkins。",
+    "The alarm panel is disarmed with PIN {pin}.",
+    "서버실 출입 비밀번호(도어락)는 {pin}번입니다.",
+    "Gmail app password: {app}",
+    "Clé secrète de l'API Scaleway : {uuid}",
+    "| Grafana | admin | {p} |",
+    "u/p for the old jira: svc_jira/{p}",
+    "Креды от прод-кликхауса: default / {p}",
+    "VPN のログイン情報は yamada.t と {p} の組み合わせです。",
+    "관리자 계정 아이디 admin, 비밀번호 {p}",
+    "微信小程序的 AppSecret 是 {h32}。",
+    "Heslo k databázi je {p}, změním ho příští týden.",
+    "הסיסמה לשרת היא {p}",
+    "Ο κωδικός για τον server είναι {p}",
+    "backup codes: {pin} 29471029",
+    "sqlcmd -S db -U sa -P {p}",
+    "htpasswd -b .htpasswd admin {p}",
+    "ldapsearch -x -D cn=admin,dc=corp -w {p} -b dc=corp",
+    "openssl pkcs12 -export -in a.crt -passout pass:{p}",
+    "wget --user deploy --password={p} https://files.corp/x.tar",
+    "The master key for the KeePass file is {p}",
     # §5: real memories the rules missed
     "cPanel pw is {p}",
     "Gmail app password: deploy@acme.io / {p}",
@@ -94,7 +127,13 @@ SHAPES = [
 @pytest.mark.parametrize("shape", SHAPES)
 def test_secrets_as_people_write_them_are_found(shape: str) -> None:
     seed = len(shape) * 7 + sum(map(ord, shape)) % 97
-    text = shape.format(p=_password(seed), t=_token(seed), t64=_token(seed, 64))
+    g = random.Random(seed)
+    text = shape.format(
+        p=_password(seed), t=_token(seed), t64=_token(seed, 64), h32=_hex(seed, 32),
+        h40=_hex(seed, 40), pin="".join(g.choice("0123456789") for _ in range(6)) + "7",
+        app=" ".join("".join(g.choice(string.ascii_lowercase) for _ in range(4)) for _ in "abcd"),
+        uuid=uuid.UUID(int=g.getrandbits(128)),
+    )  # fmt: skip
     assert found(text), shape
 
 
@@ -144,6 +183,21 @@ NOT_SECRETS = [
     "비밀번호는 1Password 팀 금고에 보관합니다.",
     "Passwords must be at least 12 characters long.",
     "the API key lives in .env and is never committed",
+    # round 2: documentation examples, policies, dates, paths of words, headers, public keys
+    "Password must contain at least one uppercase letter, e.g. Abc12345!",
+    "PIN policy: 6 digits, changed every 90 days; last change 20240105.",
+    "Cache-Control key: max-age=31536000",
+    "La contraseña se guarda en AWS Secrets Manager bajo `prod/db/MainUser2`.",
+    "パスワードは最低12文字、英大文字・小文字・数字を含めてください（例：Abcdefgh1234）。",
+    "The webhook secret header is X-Hub-Signature-256.",
+    "Public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk3bR9xYbQ2pLm8vN4cZ7wT1sK6dH0jF5aE9uP2qR3s",
+    "A senha do banco fica no Secrets Manager, nome RdsMasterPassword2024.",
+    "密码在 1Password 的「运维」保险库里，条目名 ProdMySQLRoot。",
+    "v2.14.3-rc.78208 has the token refresh fix",
+    "La petición 49bbb7592f7ccd952357b0ae9dffabfa devolvió token caducado (401).",
+    "L'identifiant du tenant est f95b221e-8b70-4ccb-920c-32acfc8e17f2, ce n'est pas un secret.",
+    "We used the pretrained [`nreimers/MiniLM-L6-H384-uncased`] model and a contrastive objective",
+    "    key: PKCS12PrivateKeyTypes | None,",
 ]
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import hypothesis
+import pytest
 from hypothesis import strategies as st
 
 from teamsync.security.keys import clashes_with
@@ -264,3 +265,69 @@ def test_a_digest_an_older_server_left_behind_is_rebuilt_on_the_next_write(
     assert isinstance(ok, WriteOk) and ok.head.version == 3
     listing = {"a.md": checksum("one\n"), "b.md": checksum("two\n"), "c.md": checksum("three\n")}
     assert ok.head.checksum == store_checksum(listing)
+
+
+@pytest.mark.postgres
+def test_a_writer_that_waited_for_the_row_lock_reads_the_current_digest(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes' storages on one database: the second writer waits for the row lock
+    the first holds; after the first commits, the second must use the digest it left (the
+    locking join re-reads only the locked row in READ COMMITTED), not rebuild it from every
+    row. Caught by bench/server_load.py: CPU per PUT grew with the store under two workers."""
+    import threading
+
+    from teamsync.server import storage_sql
+
+    first, second = open_storage(pg_url), open_storage(pg_url)
+    try:
+        req = WriteRequest(upserts={"a.md": "a\n"}, who="t")
+        assert isinstance(first.write("acme/r", req, time.time()), WriteOk)
+        rebuilt: list[int] = []
+        rebuild = storage_sql._rebuild_digest  # noqa: SLF001
+
+        def counted(*args: Any) -> Any:
+            rebuilt.append(1)
+            return rebuild(*args)
+
+        monkeypatch.setattr(storage_sql, "_rebuild_digest", counted)
+        inside, release = threading.Event(), threading.Event()
+        run = first._write_tx  # type: ignore[attr-defined]  # noqa: SLF001
+
+        def held(repo: str, work: Any) -> Any:
+            def slow(tx: Any) -> Any:
+                result = work(tx)
+                inside.set()
+                assert release.wait(10)
+                return result
+
+            return run(repo, slow)
+
+        monkeypatch.setattr(first, "_write_tx", held)
+        results: dict[str, object] = {}
+        one = threading.Thread(
+            target=lambda: results.update(
+                first=first.write("acme/r", WriteRequest(upserts={"b.md": "b\n"}), time.time())
+            )
+        )
+        one.start()
+        assert inside.wait(10)
+        two = threading.Thread(
+            target=lambda: results.update(
+                second=second.write("acme/r", WriteRequest(upserts={"c.md": "c\n"}), time.time())
+            )
+        )
+        two.start()
+        time.sleep(0.5)  # the second writer is now queued on the row lock
+        assert "second" not in results
+        release.set()
+        one.join(10)
+        two.join(10)
+        assert isinstance(results["first"], WriteOk) and isinstance(results["second"], WriteOk)
+        assert rebuilt == []
+        state = second.state("acme/r", contents=False)
+        assert state is not None and set(state.checksums) == {"a.md", "b.md", "c.md"}
+        assert state.head.checksum == digest_checksum(store_digest(dict(state.checksums)))
+    finally:
+        first.close()
+        second.close()
