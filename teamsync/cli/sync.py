@@ -416,20 +416,41 @@ def log(app: AppContext, key: str | None, limit: int) -> None:
 
 
 @click.command()
-@click.argument("version")
+@click.argument("target", metavar="VERSION|KEY")
+@click.option(
+    "--repo",
+    default=None,
+    metavar="OWNER/NAME",
+    help="Server side (`teamsync serve`, legacy dialect): blank the text the server keeps "
+    "for the deleted memory KEY of this repository.",
+)
+@click.option(
+    "--db",
+    default=None,
+    metavar="URL",
+    help="With --repo: the server's database (sqlite:///PATH or postgresql://…). Env: TEAMSYNC_DB.",
+)
 @pass_app
-def redact(app: AppContext, version: str) -> None:
-    """Blank a remote version that holds a secret (a memory store's own redaction).
+def redact(app: AppContext, target: str, repo: str | None, db: str | None) -> None:
+    """Blank a remote version that holds a secret.
 
-    VERSION is a memory version id from `teamsync log` (memver_…). On git or the
-    legacy REST dialect history cannot be blanked; the command says what to do
-    instead and exits 1.
+    VERSION is a memory version id from `teamsync log` (memver_…): a memory
+    store's own redaction. On `teamsync serve`'s legacy dialect the operator
+    blanks the text a deleted memory's tombstone keeps: `--repo OWNER/NAME KEY`
+    on the server's database. On git history cannot be blanked; the command
+    says what to do instead and exits 1.
 
     \b
     Examples:
       teamsync log notes/plan.md
       teamsync redact memver_01AbCdEf
+      teamsync redact --repo acme/app --db sqlite:///srv/ts.sqlite3 notes/plan.md
     """
-    from teamsync.commands.redact import run_redact
+    from teamsync.commands.redact import run_redact, run_redact_server
 
-    finish(run_redact(app.settings, app.output, version))
+    if repo is not None:
+        finish(run_redact_server(app.settings, app.output, repo=repo, key=target, db=db))
+    elif db is not None:
+        raise click.UsageError("--db needs --repo (the server-side redaction)")
+    else:
+        finish(run_redact(app.settings, app.output, target))

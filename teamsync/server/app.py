@@ -327,8 +327,10 @@ def _get(
     if listing is None:
         return _err(404, "team_memory_not_found", "no team memory stored for this repository yet")
     etag["ETag"] = f'"{listing.head.checksum}"'
-    gone = {k: round(t * 1000) for k, t in store.tombstones(repo).items()}
-    chunks = streamed.body(listing, repo, hashes=view == "hashes", deleted=gone)
+    tombs = store.tombstones(repo)
+    gone = {k: round(t.at * 1000) for k, t in tombs.items()}
+    sums = {k: t.checksum for k, t in tombs.items()}
+    chunks = streamed.body(listing, repo, hashes=view == "hashes", deleted=gone, deleted_sums=sums)
     return StreamingResponse(
         streamed.stream(listing, chunks),
         media_type="application/json",

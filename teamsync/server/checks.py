@@ -6,10 +6,12 @@ NUL, at most ``max_entry_bytes``), then the secret scanner. Those gates judge
 one entry at a time: :func:`screen_put` takes a refused entry out of the batch
 and reports it (``rejectedEntries`` in the 200 answer), so one bad file never
 stops the rest from being shared (Claude Code stops all pushes after a 4xx).
-What is wrong with the request as a whole stays a refusal of the whole
-request: a key both upserted and deleted, two upserted keys that collide after
-NFKC + case folding or where one is the other's folder (a delete may fold like
-an upsert, which is a case-only rename), a malformed ``baseChecksums`` value.
+So are upserted keys that collide with each other after NFKC + case folding or
+where one is the other's folder: every key of such a group is refused (a delete
+may fold like an upsert, which is a case-only rename). What is wrong with the
+request as a whole stays a refusal of the whole request: a key both upserted
+and deleted, a malformed ``baseChecksums`` value; and (in the storage, inside
+the write) a new key that clashes with a stored one.
 Refusals name keys, rules and fingerprints, never content.
 """
 
@@ -71,6 +73,9 @@ def screen_put(body: PutBody, config: ServerConfig, repo: str | None = None) -> 
     whole = _check_request(body, entries) or _check_checksums(body)
     if whole is not None:
         return whole
+    for key, item in _collisions(entries).items():
+        refused[key] = item
+    entries = {k: v for k, v in entries.items() if k not in refused}
     for key, item in _content_problems(entries, config).items():
         refused[key] = item
     entries = {k: v for k, v in entries.items() if k not in refused}
@@ -133,17 +138,30 @@ def _check_request(body: PutBody, entries: dict[str, str]) -> Refusal | None:
     if both:
         msg = "a key cannot be upserted and deleted in one request"
         return Refusal(422, error_body("team_memory_invalid_body", msg, keys=both))
-    # Upserts must not clash with each other. A delete may share an upsert's folded
-    # name: that is a case- or normalisation-only rename (Deploy.md -> deploy.md).
+    return None
+
+
+def _collisions(entries: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Upserts that clash with each other in one request, each refused (every key of a
+    clashing group: which one was meant is not the server's to guess). A delete may
+    share an upsert's folded name: that is a case- or normalisation-only rename
+    (Deploy.md -> deploy.md)."""
     groups: list[list[str]] = find_collisions(entries)
     groups += [list(pair) for pair in find_prefix_clashes(entries)]
-    if groups:
-        msg = (
-            "keys differ only by case or Unicode normalization, "
-            "or one key's name is another key's folder"
-        )
-        return Refusal(422, error_body("team_memory_key_collision", msg, keys=groups))
-    return None
+    bad: dict[str, dict[str, Any]] = {}
+    for group in groups:
+        for key in group:
+            others = ", ".join(_echo(k) for k in sorted(group) if k != key)
+            bad[key] = {
+                "key": _echo(key),
+                "reason": (
+                    f"clashes with {others} in the same request (they differ only by case or "
+                    "Unicode normalization, or one is the other's folder); rename one"
+                ),
+                "error_code": "team_memory_key_collision",
+                "keys": sorted(_echo(k) for k in group),
+            }
+    return bad
 
 
 def _echo(key: str) -> str:

@@ -45,11 +45,19 @@ def _stamp(raw: Any) -> str:
 
 
 def body(
-    listing: Listing, repo: str, *, hashes: bool, deleted: Mapping[str, int] | None = None
+    listing: Listing,
+    repo: str,
+    *,
+    hashes: bool,
+    deleted: Mapping[str, int] | None = None,
+    deleted_sums: Mapping[str, str] | None = None,
 ) -> Iterator[bytes]:
     """The ``view=hashes`` or the full view of ``listing``, in chunks; ``deleted`` (key ->
-    deletion time in ms, the legacy dialect's ``deletedEntries``) beside the checksums."""
+    deletion time in ms, the legacy dialect's ``deletedEntries``) beside the checksums,
+    and ``deleted_sums`` (key -> checksum of what was deleted, teamsync's
+    ``deletedChecksums`` extension, which other clients ignore) after it."""
     gone = b',"deletedEntries":' + _dump(dict(deleted or {})).encode()
+    gone += b',"deletedChecksums":' + _dump(dict(deleted_sums or {})).encode()
     h = listing.head
     common = {"checksum": h.checksum, "version": h.version, "lastModified": iso(h.last_modified)}
     if hashes:

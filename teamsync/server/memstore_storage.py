@@ -323,21 +323,16 @@ class MemstoreDB:
             )
         return str(rows[0][0]) if rows and rows[0][0] is not None else high
 
-    def fingerprint(self, store_id: str, prefix: str) -> tuple[str, int]:
-        """A digest of every (path, hash, id) below ``prefix``, and how many memories that is."""
-        import hashlib
-
-        low, high = prefix_bounds(prefix)
+    def last_version(self, store_id: str) -> str:
+        """``seq.id`` of the store's newest version ("0" for none): every write of a memory
+        adds one, so it names the store's whole state in one index probe (the listing's
+        ETag). A restored database written again to the same ``seq`` has another id."""
         with self._tx(write=False) as tx:
             rows = tx.q(
-                f"SELECT path, sha, id FROM ms_memories WHERE store_id = ? AND path{self.collate} >= ?"
-                f" AND path{self.collate} < ? ORDER BY path{self.collate}",
-                (store_id, low, high),
+                "SELECT seq, id FROM ms_versions WHERE store_id = ? ORDER BY seq DESC LIMIT 1",
+                (store_id,),
             )
-        digest = hashlib.sha256()
-        for path, sha, ident in rows:  # the id too: a memory deleted and made again differs
-            digest.update(f"{path}\0{sha}\0{ident}\n".encode())
-        return digest.hexdigest(), len(rows)
+        return f"{rows[0][0]}.{rows[0][1]}" if rows else "0"
 
     def create_memory(
         self,

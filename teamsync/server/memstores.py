@@ -26,14 +26,17 @@ entries cap per store, and the secret scanner with the operator's allowlist.
 Errors have the API's shape (``{"type": "error", "error": {"type", "message"}}``).
 
 An extension clients may ignore: the first page of a memory listing carries an
-``ETag`` (a digest of every path and hash below the prefix, with the query), and
+``ETag`` (a digest of the query and the store's newest version, which every write
+of a memory adds: one index probe, whatever the store's size), and
 ``If-None-Match`` with it answers 304, so a no-op sync of a large store is one
-small request.
+small request. A write anywhere in the store changes it (a folder's listing is
+then read again, unchanged).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
 import time
@@ -496,8 +499,8 @@ class _Api:
         cursor = _token(q.get("page"))
         etag = None
         if cursor is None:
-            digest, _count = self.db.fingerprint(store.id, prefix)
-            etag = f'"{digest[:32]}.{depth}.{limit}.{int(full)}"'
+            query = f"{prefix}\0{depth}\0{limit}\0{int(full)}\0{self.db.last_version(store.id)}"
+            etag = f'"{hashlib.sha256(query.encode()).hexdigest()[:32]}"'
             if etag in [t.strip() for t in request.headers.get("if-none-match", "").split(",")]:
                 return Response(status_code=304, headers={"ETag": etag})
         items, nxt = self._items(store.id, prefix, depth == "1", limit, cursor, full)

@@ -27,6 +27,8 @@ class Content(BaseModel):
     entryChecksums: dict[str, str]  # noqa: N815
     deletedEntries: dict[str, int] = Field(default_factory=dict)  # noqa: N815
     """key -> when it was deleted (milliseconds since the epoch), as Claude Code reads it."""
+    deletedChecksums: dict[str, str] = Field(default_factory=dict)  # noqa: N815 - extension
+    """key -> checksum of the content that was deleted (teamsync's; others ignore it)."""
 
 
 class FullView(BaseModel):
@@ -45,6 +47,7 @@ class HashesView(BaseModel):
     entryChecksums: dict[str, str]  # noqa: N815
     entryLastModified: dict[str, str]  # noqa: N815 - extension
     deletedEntries: dict[str, int] = Field(default_factory=dict)  # noqa: N815
+    deletedChecksums: dict[str, str] = Field(default_factory=dict)  # noqa: N815 - extension
 
 
 class DeltaView(BaseModel):

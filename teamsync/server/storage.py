@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from teamsync.errors import ConfigError
 from teamsync.limits import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_ENTRIES
@@ -74,6 +74,14 @@ class Delta:
     """Keys deleted after ``since`` (and not written again)."""
     since_checksum: str | None = None
     """The store checksum at version ``since`` (None: not recorded, e.g. an older write)."""
+
+
+class Tombstone(NamedTuple):
+    """A deleted key not written again: when it was deleted and the checksum of the
+    content it held then (the tombstone keeps that content)."""
+
+    at: float
+    checksum: str
 
 
 @dataclass(frozen=True)
@@ -169,8 +177,15 @@ class Storage(Protocol):
 
     def history(self, repo: str, *, after: int, limit: int) -> list[HistoryItem]: ...
 
-    def tombstones(self, repo: str) -> dict[str, float]:
-        """key -> deletion time of every deleted key not written again (``deletedEntries``)."""
+    def tombstones(self, repo: str) -> dict[str, Tombstone]:
+        """key -> when and what was deleted, for every deleted key not written again
+        (``deletedEntries``, and the ``deletedChecksums`` extension)."""
+        ...
+
+    def redact_deleted(self, repo: str, key: str) -> Literal["redacted", "live", "none"]:
+        """Blank the text a tombstone of ``key`` keeps (the legacy dialect's only past
+        text; its checksum and history rows stay): ``live`` when ``key`` is not deleted
+        (nothing changed), ``none`` when no text is kept for it."""
         ...
 
     def add_token(self, record: TokenRecord) -> None: ...

@@ -43,6 +43,7 @@ from teamsync.server.storage import (
     HistoryItem,
     RepoState,
     TokenRecord,
+    Tombstone,
     WriteOk,
     WriteRefused,
     WriteRequest,
@@ -501,6 +502,31 @@ class SqlStorage(abc.ABC):
             return None
         return str(rows[0][0]), bool(rows[0][1])
 
+    def redact_deleted(self, repo: str, key: str) -> Literal["redacted", "live", "none"]:
+        """Blank a tombstone's kept text (see :class:`~teamsync.server.storage.Storage`)."""
+        with self._tx(write=True) as tx:
+            rows = tx.q(
+                "SELECT e.repo_id, e.deleted, e.content FROM ts_entries e JOIN ts_repos r"
+                " ON r.id = e.repo_id WHERE r.name = ? AND e.key = ?",
+                (repo, key),
+            )
+            if not rows or (rows[0][1] and rows[0][2] is None):
+                return "none"
+            if not rows[0][1]:
+                return "live"
+            tx.q(
+                "UPDATE ts_entries SET content = NULL WHERE repo_id = ? AND key = ? AND deleted = 1",
+                (rows[0][0], key),
+            )
+        self._scrub()
+        return "redacted"
+
+    def _scrub(self) -> None:
+        """After a redaction: rewrite the storage so the old text leaves the files where
+        the engine allows it in place (SQLite: VACUUM). By default (PostgreSQL) nothing:
+        the old row version stays until (auto)vacuum reclaims it (docs/server.md)."""
+        return None
+
     def history(self, repo: str, *, after: int, limit: int) -> list[HistoryItem]:
         with self._tx(write=False) as tx:
             rows = tx.q(
@@ -511,15 +537,16 @@ class SqlStorage(abc.ABC):
             )
         return [HistoryItem(int(r[0]), float(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
 
-    def tombstones(self, repo: str) -> dict[str, float]:
-        """key -> when it was deleted, for every deleted key not written again."""
+    def tombstones(self, repo: str) -> dict[str, Tombstone]:
+        """key -> when it was deleted and the checksum it held, for every deleted key not
+        written again."""
         with self._tx(write=False) as tx:
             rows = tx.q(
-                "SELECT e.key, e.updated_at FROM ts_entries e JOIN ts_repos r"
+                "SELECT e.key, e.updated_at, e.checksum FROM ts_entries e JOIN ts_repos r"
                 " ON r.id = e.repo_id WHERE r.name = ? AND e.deleted = 1",
                 (repo,),
             )
-        return {str(r[0]): float(r[1]) for r in rows}
+        return {str(r[0]): Tombstone(float(r[1]), str(r[2])) for r in rows}
 
     # -- tokens -----------------------------------------------------------------------
     def add_token(self, record: TokenRecord) -> None:

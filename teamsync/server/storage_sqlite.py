@@ -178,6 +178,19 @@ class SqliteStorage(SqlStorage):
             _rollback(conn)
             raise
 
+    def _scrub(self) -> None:
+        """The redacted text out of the file: VACUUM rebuilds it without free pages, and
+        a truncating checkpoint copies that over the main file and empties the WAL."""
+        try:
+            conn = self._conn()
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise ServerError(
+                f"SQLite database {self.path}: the text is blanked, but may remain in free "
+                f"pages until a VACUUM succeeds: {exc}"
+            ) from exc
+
     def close(self) -> None:
         with self._guard:
             for conn in self._conns:

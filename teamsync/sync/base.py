@@ -41,7 +41,11 @@ class Snapshot:
     """The server's monotonic version counter (REST ``version``), when it sends one."""
     deleted: Mapping[str, float] = field(default_factory=dict)
     """key -> POSIX time the remote deleted it, for deletions it still lists (Claude
-    Code's ``deletedEntries``): a local copy older than that is not shared again."""
+    Code's ``deletedEntries``)."""
+    deleted_sums: Mapping[str, str] = field(default_factory=dict)
+    """key -> checksum of the content the remote held when it deleted it (teamsync's
+    ``deletedChecksums``): a never-synced local copy with exactly those bytes is that
+    deleted version, and is not shared again (:mod:`teamsync.sync.tombstones`)."""
     checksum_at: tuple[int, str] | None = None
     """``(serial, store checksum)`` the server says it held at an earlier serial the
     client asked about (its mark), when it can tell (the ``delta`` extension)."""

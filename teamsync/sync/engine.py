@@ -57,6 +57,7 @@ from teamsync.sync.renames import find_renames, make_moves, preview, redo_rename
 from teamsync.sync.report import Conflict, Progress, Rejection, SyncReport
 from teamsync.sync.retry import Backoff
 from teamsync.sync.state import BaseStore, RemoteMark
+from teamsync.sync.tombstones import tombstoned_bases
 
 Mode = Literal["pull", "push", "sync", "status"]
 INCOMING_ACTIONS = frozenset({d.RECORD, d.WRITE_HERE, d.DELETE_HERE, d.MERGE})
@@ -319,16 +320,25 @@ class _Run:
         skip = set(snap.rejected) | set(local.rejected) | self.hold
         history = self.backend.past_checksums if snap.version is not None else None  # empty: none
         renamed = state.renamed_keys()
+
+        def synced_here(key: str) -> bool:
+            return key in renamed or bool(state.past_checksums(key))
+
+        gone = tombstoned_bases(
+            snap.deleted_sums, base, local_sums, snap.checksums, synced_here, state.known_checksums
+        )
         recovered = recover_bases(
             base,
             local_sums,
             snap.checksums,
             history,
-            skip | self.applier.ctx.held,  # a held file's bytes were never shared: no history
-            synced_here=lambda key: key in renamed or bool(state.past_checksums(key)),
+            # a held file's bytes were never shared: no history to ask; a tombstoned
+            # copy is already proven
+            skip | self.applier.ctx.held | set(gone),
+            synced_here=synced_here,
             known=state.known_checksums,
         )
-        plan_base = {**base, **recovered}
+        plan_base = {**base, **recovered, **gone}
         self.plan_base = plan_base
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
         if self.lost is True:
@@ -355,7 +365,8 @@ class _Run:
             stop = missing_here(steps, plan_base, safety, "pull")
             if stop is not None:
                 return stop
-        return self._allowed_steps(steps, plan_base, lost, recovered if sums is None else {})
+        proven = {**recovered, **gone} if sums is None else {}
+        return self._allowed_steps(steps, plan_base, lost, proven)
 
     def _allowed_steps(
         self,

@@ -28,6 +28,12 @@ git and REST; this module only maps them onto the store's calls:
 
 A store that is gone (404) reads as holding nothing, so the engine's
 lost-history guard stops a sync that would read it as "everything deleted".
+A store restored to an older state is told by version ids, which the API never
+reuses: the state dir remembers, per memory, the ``memory_version_id`` last seen
+and the ones seen superseded (by an edit, a rename or a delete, ours or a
+teammate's). A listing whose current version of a memory is one of those went
+back in time (:meth:`MemstoreBackend.descends_from` says no, and the guard
+stops). A teammate who writes old content again makes a new version: not a loss.
 """
 
 from __future__ import annotations
@@ -89,6 +95,14 @@ class Listed:
     """``content_sha256`` (64 hex)."""
     size: int
     updated_at: float
+    version: str = ""
+    """``memory_version_id``: the version holding the current content (``memver_…``)."""
+
+
+SUPERSEDED_KEPT = 16
+"""Version ids kept per memory once superseded (by an edit, a rename or a delete)."""
+RECORDS_KEPT = 50_000
+"""Memories (live or deleted) whose versions are remembered, at most."""
 
 
 def normalize_prefix(prefix: str | None) -> str:
@@ -146,6 +160,11 @@ class MemstoreBackend(BackendDefaults):
         self._cached_rejected: dict[str, str] = {}
         self._seen: dict[str, dict[str, Listed]] = {}
         """store checksum -> the listing it names, for :meth:`descends_from`."""
+        self._record: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """memory id -> (version id last seen, "" once deleted; version ids seen superseded)."""
+        self._went_back: list[str] = []
+        """Keys whose current version is one this machine saw superseded (this listing)."""
+        self._cache_at_start: str | None = None
         self.requests = 0
         """Calls sent (the benchmark reads it)."""
         self._load_cache()
@@ -201,9 +220,36 @@ class MemstoreBackend(BackendDefaults):
         else:
             raise BackendError(f"{self.where} listed more than {MAX_PAGES} pages; refused")
         listing, rejected = self._validate(raw)
+        self._went_back = self._older(listing)
         self._cached_rejected = rejected
         self._keep(listing, first_etag)
         return listing, rejected
+
+    def _older(self, listing: Mapping[str, Listed]) -> list[str]:
+        """Keys listed at a version this machine saw superseded: the store went back."""
+        out = []
+        for key, m in listing.items():
+            seen = self._record.get(m.id)
+            if seen is not None and m.version and m.version != seen[0] and m.version in seen[1]:
+                out.append(key)
+        return sorted(out)
+
+    def _remember(self, listing: Mapping[str, Listed]) -> None:
+        """Advance the version record to ``listing`` (a read of the folder, or what a push
+        made of it): a version no longer current is superseded, a memory gone is deleted."""
+        now = {m.id: m.version for m in listing.values() if m.version}
+        if listing and not now:
+            return  # a server that lists no version ids: nothing to judge by
+        rec = self._record
+        for mid, (latest, older) in list(rec.items()):
+            current = now.get(mid, "")
+            if latest and current != latest:
+                rec[mid] = (current, (*older, latest)[-SUPERSEDED_KEPT:])
+        for mid, version in now.items():
+            if mid not in rec:
+                rec[mid] = (version, ())
+        while len(rec) > RECORDS_KEPT:  # the oldest records go first (insertion order)
+            rec.pop(next(iter(rec)))
 
     def _validate(self, items: Sequence[Any]) -> tuple[dict[str, Listed], dict[str, str]]:
         listing: dict[str, Listed] = {}
@@ -231,13 +277,7 @@ class MemstoreBackend(BackendDefaults):
             if problem is not None:
                 rejected[key] = problem
                 continue
-            updated = getattr(item, "updated_at", None)
-            listing[key] = Listed(
-                str(item.id),
-                str(sha),
-                int(size),
-                updated.timestamp() if isinstance(updated, datetime) else 0.0,
-            )
+            listing[key] = _listed(item)
         for key, reason in key_clashes({k: m.sha for k, m in listing.items()}).items():
             rejected[key] = reason
             listing.pop(key, None)
@@ -446,19 +486,36 @@ class MemstoreBackend(BackendDefaults):
         if self.cache is None:
             return
         try:
-            data = json.loads(self.cache.read_text(encoding="utf-8"))
+            self._cache_at_start = self.cache.read_text(encoding="utf-8")
+            data = json.loads(self._cache_at_start)
+            if data.get("store") != [self.store_id, self.prefix]:
+                return
+            self._record = {
+                str(k): (str(v[0]), tuple(str(x) for x in v[1]))
+                for k, v in data.get("versions", {}).items()
+            }
             items = {k: Listed(*v) for k, v in data["listing"].items()}
             rejected = {str(k): str(v) for k, v in data["rejected"].items()}
             etag = data["etag"]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
             return
-        if (etag is None or isinstance(etag, str)) and data.get("store") == [
-            self.store_id,
-            self.prefix,
-        ]:
+        if etag is None or isinstance(etag, str):
             self._etag, self._cached_listing, self._cached_rejected = etag, items, rejected
             sums = {k: "sha256:" + m.sha for k, m in items.items()}
             self._seen[store_checksum(sums)] = items
+
+    def keep_listing_at_mark(self) -> None:
+        """Put back what the state dir held when the run started (a guard stopped it):
+        the next run reads the store afresh and judges it against the same record."""
+        if self.cache is None:
+            return
+        try:
+            if self._cache_at_start is None:
+                self.cache.unlink(missing_ok=True)
+            else:
+                write_atomic(self.cache, self._cache_at_start, new_mode=0o600)
+        except OSError:
+            pass
 
     def _keep(self, listing: dict[str, Listed] | None, etag: str | None) -> None:
         """Keep ``listing`` (None: forget it) and the ETag it was read under, across runs."""
@@ -467,18 +524,18 @@ class MemstoreBackend(BackendDefaults):
         if listing is not None:
             sums = {k: "sha256:" + m.sha for k, m in listing.items()}
             self._seen[store_checksum(sums)] = listing
+            self._remember(listing)
         if self.cache is None:
-            return
-        if listing is None:
-            self.cache.unlink(missing_ok=True)
             return
         data = {
             "store": [self.store_id, self.prefix],
             "etag": self._etag,
             "listing": {
-                k: [m.id, m.sha, m.size, m.updated_at] for k, m in self._cached_listing.items()
+                k: [m.id, m.sha, m.size, m.updated_at, m.version]
+                for k, m in self._cached_listing.items()
             },
-            "rejected": self._cached_rejected,
+            "rejected": self._cached_rejected if listing is not None else {},
+            "versions": {k: [v[0], list(v[1])] for k, v in self._record.items()},
         }
         try:
             self.cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -575,21 +632,27 @@ class MemstoreBackend(BackendDefaults):
     def descends_from(self, version: str) -> bool | None:
         """Does the store's history lead from the listing ``version`` named to now?
 
-        The listing is known when this process (or the kept listing of the last
-        run) saw it. Each memory of it that is gone now must have left a
-        version (a delete, or the rename that moved it): a memory with no
-        retained versions at all means the store lost its history (deleted and
-        made again, restored from a backup). None when it cannot tell.
+        No, when a memory is listed at a version this machine saw superseded
+        (restored from a backup). Otherwise the listing ``version`` names must be
+        known (this process or the kept listing of the last run saw it): each
+        memory of it that is gone now must have left a version (a delete, or the
+        rename that moved it); a memory with no retained versions at all means the
+        store lost its history (deleted and made again, restored from a backup).
+        None when it cannot tell.
         """
         import anthropic
 
+        if self._went_back:
+            return False  # a memory is back at a version this machine saw superseded
         then = self._seen.get(version)
         if then is None:
             return None
         now = {m.id for m in self._listing.values()}
         gone = sorted({m.id for m in then.values()} - now)
         if not gone:
-            return None
+            # nothing vanished; with version ids listed, nothing went back either
+            versioned = any(m.version for m in self._listing.values())
+            return True if versioned else None
         vers = self.client.beta.memory_stores.memory_versions
         for memory_id in gone[:DESCENT_PROBES]:
             try:
@@ -618,13 +681,15 @@ class _NotModified(Exception):
 
 
 def _listed(item: Any) -> Listed:
-    """A create's or update's answer as a listing entry."""
+    """A listed memory, or a create's or update's answer, as a listing entry."""
     updated = getattr(item, "updated_at", None)
+    version = getattr(item, "memory_version_id", None)
     return Listed(
         str(item.id),
         str(item.content_sha256),
         int(item.content_size_bytes),
         updated.timestamp() if isinstance(updated, datetime) else 0.0,
+        version if isinstance(version, str) else "",
     )
 
 

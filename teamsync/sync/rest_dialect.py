@@ -58,7 +58,7 @@ def parse_full(
     """The full view: the snapshot and the texts it lists (each one vetted)."""
     content = data.get("content")
     entries = content.get("entries") if isinstance(content, dict) else None
-    if not isinstance(entries, dict):
+    if not isinstance(content, dict) or not isinstance(entries, dict):
         raise BackendError(f"{where} answered without content.entries; refused")
     claimed = content.get("entryChecksums") if isinstance(content, dict) else None
     claimed = claimed if isinstance(claimed, dict) else {}
@@ -72,7 +72,8 @@ def parse_full(
         changed_at=changed,
         rejected=rejected,
         serial=serial(data),
-        deleted=deleted_at(content.get("deletedEntries") if content else None, texts),
+        deleted=(gone := deleted_at(content.get("deletedEntries"), texts)),
+        deleted_sums=deleted_sums(content.get("deletedChecksums"), gone),
     )
     return snap, texts
 
@@ -93,7 +94,8 @@ def parse_hashes(
         checksums=listed,
         changed_at=changed,
         rejected=rejected,
-        deleted=deleted_at(data.get("deletedEntries"), listed),
+        deleted=(gone := deleted_at(data.get("deletedEntries"), listed)),
+        deleted_sums=deleted_sums(data.get("deletedChecksums"), gone),
         serial=serial(data),
     )
 
@@ -181,6 +183,21 @@ def deleted_at(raw: object, live: Mapping[str, str]) -> dict[str, float]:
         if seconds < time.time() + 86_400:
             out[key] = seconds
     return out
+
+
+def deleted_sums(raw: object, deleted: Mapping[str, float]) -> dict[str, str]:
+    """``deletedChecksums`` (teamsync's extension: key -> checksum of what was deleted),
+    only for keys ``deletedEntries`` listed, only well-formed checksums."""
+    out: dict[str, str] = {}
+    for key, value in raw.items() if isinstance(raw, dict) else ():
+        if key in deleted and isinstance(value, str) and _is_sha(value):
+            out[key] = value
+    return out
+
+
+def _is_sha(value: str) -> bool:
+    digest = value.removeprefix("sha256:")
+    return len(value) == 71 and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
 
 
 def times(stamps: Mapping[Any, Any], keys: Mapping[str, str]) -> dict[str, float]:

@@ -49,6 +49,7 @@ def test_get_put_etag_304_and_hashes_view(client: httpx2.Client) -> None:
         "entries": {"a.md": "one"},
         "entryChecksums": {"a.md": checksum("one")},
         "deletedEntries": {},
+        "deletedChecksums": {},
     }
     assert full["checksum"] == body["checksum"] and "lastModified" in full
     for tag in (body["checksum"], f'"{body["checksum"]}"', f'W/"{body["checksum"]}"'):
@@ -156,7 +157,10 @@ def test_hostile_keys_are_refused_without_echoing_content(client: httpx2.Client,
 
 def test_collisions_secrets_and_bad_bodies(client: httpx2.Client) -> None:
     pair = client.put(URL, json={"entries": {"A.md": "1", "a.md": "2"}})
-    assert pair.status_code == 422 and details(pair)["error_code"] == "team_memory_key_collision"
+    assert refused(pair) == {
+        "A.md": "team_memory_key_collision",
+        "a.md": "team_memory_key_collision",
+    }
     client.put(URL, json={"entries": {"Notes.md": "1"}})
     later = client.put(URL, json={"entries": {"NOTES.md": "2"}})
     assert later.status_code == 422 and details(later)["keys"] == [["NOTES.md", "Notes.md"]]

@@ -109,10 +109,11 @@ def test_file_and_folder_of_one_name_refused_in_one_request(client: httpx2.Clien
         {"MEMORY.md": "# i\n", "memory.md/x.md": "x"},
         {"notes.md": "n", "Notes.md/deep/x.md": "x"},
     ):
-        resp = client.put(URL, json={"entries": entries})
-        assert resp.status_code == 422 and _code(resp) == "team_memory_key_collision"
-        assert [set(g) for g in resp.json()["error"]["details"]["keys"]] == [set(entries)]
-    assert client.get(URL).status_code == 404
+        resp = client.put(URL, json={"entries": {**entries, "other.md": "o"}})
+        assert resp.status_code == 200  # the clashing group refused entry by entry
+        assert refused(resp) == dict.fromkeys(entries, "team_memory_key_collision")
+        assert all(set(r["keys"]) == set(entries) for r in resp.json()["rejectedEntries"])
+    assert set(client.get(URL).json()["content"]["entries"]) == {"other.md"}
 
 
 def test_file_and_folder_of_one_name_refused_against_stored_keys(client: httpx2.Client) -> None:
@@ -125,7 +126,7 @@ def test_file_and_folder_of_one_name_refused_against_stored_keys(client: httpx2.
     resp = client.put(URL, json={"entries": {"PLAN": "x"}})  # not *.md: refused anyway
     assert refused(resp) == {"PLAN": "team_memory_invalid_key"}
     resp = client.put(URL, json={"entries": {"Plan.md": "x", "plan.md/b.md": "y"}})
-    assert resp.status_code == 422
+    assert refused(resp) == dict.fromkeys(["Plan.md", "plan.md/b.md"], "team_memory_key_collision")
     # a file may become a folder when the same request deletes the file
     moved = client.put(URL, json={"entries": {"MEMORY.md/x.md": "x"}, "deletes": ["MEMORY.md"]})
     assert moved.status_code == 200, moved.text
@@ -142,7 +143,8 @@ def test_case_only_rename_is_one_put(client: httpx2.Client) -> None:
     assert nfkc.status_code == 200, nfkc.text
     assert set(client.get(URL).json()["content"]["entries"]) == {"ｄeploy.md"}
     both = client.put(URL, json={"entries": {"A.md": "1", "a.md": "2"}, "deletes": ["x.md"]})
-    assert both.status_code == 422  # two upserts of one folded name are still refused
+    # two upserts of one folded name are still refused (both, entry by entry)
+    assert refused(both) == dict.fromkeys(["A.md", "a.md"], "team_memory_key_collision")
 
 
 def test_stored_clash_check_on_both_databases(storage: Storage) -> None:

@@ -30,18 +30,22 @@ def _whole(storage: Storage, *, hashes: bool) -> dict[str, object]:
     h = state.head
     common = {"checksum": h.checksum, "version": h.version, "lastModified": iso(h.last_modified)}
     stamps = {k: iso(v) for k, v in state.updated_at.items()}
-    gone = {k: round(t * 1000) for k, t in storage.tombstones(REPO).items()}
+    tombs = storage.tombstones(REPO)
+    gone = {k: round(t.at * 1000) for k, t in tombs.items()}
+    sums = {k: t.checksum for k, t in tombs.items()}
     if hashes:
         return {
             **common,
             "entryChecksums": dict(state.checksums),
             "entryLastModified": stamps,
             "deletedEntries": gone,
+            "deletedChecksums": sums,
         }
     content = {
         "entries": dict(state.entries or {}),
         "entryChecksums": dict(state.checksums),
         "deletedEntries": gone,
+        "deletedChecksums": sums,
     }
     return {"repo": REPO, **common, "content": content, "entryLastModified": stamps}
 

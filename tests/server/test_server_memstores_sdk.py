@@ -226,3 +226,16 @@ def test_a_listing_first_page_is_conditional(sdk: tuple[anthropic.Anthropic, Sto
     mems.create(made.id, path="/b.md", content="b")
     moved = mems.with_raw_response.list(made.id, limit=100, extra_headers={"If-None-Match": etag})
     assert moved.status_code == 200 and [m.path for m in moved.parse().data] == ["/a.md", "/b.md"]
+    tags = {etag, moved.headers["etag"]}
+    b = moved.parse().data[1]
+    for change in (
+        lambda: mems.update(b.id, memory_store_id=made.id, content="b2"),
+        lambda: mems.update(b.id, memory_store_id=made.id, path="/c.md"),
+        lambda: mems.delete(b.id, memory_store_id=made.id),
+    ):
+        change()
+        tag = mems.with_raw_response.list(made.id, limit=100).headers["etag"]
+        assert tag not in tags  # every write names a new state
+        tags.add(tag)
+    other = mems.with_raw_response.list(made.id, limit=100, path_prefix="/x/")
+    assert other.headers["etag"] not in tags  # the query is part of it

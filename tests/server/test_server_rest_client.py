@@ -14,13 +14,14 @@ import pytest
 
 from teamsync.errors import AuthError, BackendError, ConfigError
 from teamsync.limits import BATCH_BYTES
+from teamsync.server.storage import Storage, open_storage
 from teamsync.sync.base import ChangeSet, PreconditionFailed, checksum
 from teamsync.sync.config import SyncConfig
 from teamsync.sync.rest import RestBackend
 from teamsync.sync.rest_http import backoff, load_token, normalize_remote
 from testing.gitrepos import memory
 from testing.minimal_server import MinimalStore, create_minimal_app
-from testing.server import make_rest_team, uvicorn_server
+from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
 TOKEN = "tsm_0123456789ab_" + "s" * 43
 
@@ -92,19 +93,84 @@ def test_deletes_travel_as_soft_delete_keys_to_a_plain_server(
     assert "a.md" in store.deleted["acme/widgets"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deletedEntries are read but not yet honoured: the time rule that did so deleted "
-    "a memory renamed back onto a deleted name (the rename fuzzer, REST seed 4); issue 26",
-)
-def test_an_older_copy_of_a_memory_a_teammate_deleted_is_not_shared_again(
+def test_a_plain_server_lists_no_checksum_of_a_deletion_so_the_copy_is_kept(
     tmp_path: Path, minimal: tuple[str, MinimalStore]
 ) -> None:
+    """``deletedEntries`` names only a time: Bob's copy might be a memory, so it is shared
+    again (a delete undone, never a memory lost)."""
     url, store = minimal
     bob = _alice_deletes_what_bob_holds_a_copy_of(tmp_path, url)
-    bob.sync()  # bob's older copy of a deleted memory is not shared again
-    assert "a.md" not in store.repos["acme/widgets"]
+    bob.sync()
+    assert (bob.team / "a.md").exists() and "a.md" in store.repos["acme/widgets"]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str, Storage]]:
+    """A real ``teamsync serve`` app (SQLite) on loopback: url, token, storage."""
+    storage = open_storage(f"sqlite:///{tmp_path / 'serve.sqlite3'}")
+    try:
+        token = token_for(storage)
+        with uvicorn_server(app_for(storage)) as url:
+            yield url, token, storage
+    finally:
+        storage.close()
+
+
+def _live(storage: Storage) -> set[str]:
+    state = storage.state("acme/widgets", contents=False)
+    return set(state.checksums) if state is not None else set()
+
+
+def test_an_older_copy_of_a_memory_a_teammate_deleted_is_not_shared_again(
+    tmp_path: Path, served: tuple[str, str, Storage]
+) -> None:
+    url, token, storage = served
+    alice, bob = make_rest_team(tmp_path, url, [token, token], ["alice", "bob"])
+    alice.write("a.md", memory("A", "one\n"))
+    alice.write("b.md", memory("B", "two\n"))
+    alice.sync()
+    (bob.team / "a.md").write_text(memory("A", "one\n"), encoding="utf-8")  # a copy, unsynced
+    (bob.team / "c.md").write_text(memory("C", "three\n"), encoding="utf-8")
+    (alice.team / "a.md").unlink()
+    (alice.team / "c.md").write_text(memory("C", "three\n"), encoding="utf-8")
+    alice.sync()
+    (alice.team / "c.md").unlink()
+    alice.sync()
+    (bob.team / "c.md").write_text(memory("C", "three, and more\n"), encoding="utf-8")
+    snap = RestBackend(SyncConfig("rest", url), token, repo="acme/widgets").snapshot()
+    assert snap.deleted_sums == {
+        "a.md": checksum(memory("A", "one\n")),
+        "c.md": checksum(memory("C", "three\n")),
+    }
+    bob.sync()
+    # the exact bytes the team deleted: not shared again; other bytes: a memory, pushed
     assert not (bob.team / "a.md").exists() and (bob.team / "b.md").exists()
+    assert _live(storage) == {"b.md", "c.md"}
+    assert (bob.team / "c.md").read_text(encoding="utf-8") == memory("C", "three, and more\n")
+
+
+def test_a_memory_renamed_back_onto_a_deleted_name_is_kept(
+    tmp_path: Path, served: tuple[str, str, Storage]
+) -> None:
+    """The rename fuzzer's case: a.md renamed to b.md (a.md's tombstone holds its bytes),
+    then renamed back here. Same bytes, old mtime, yet the memory that left b.md is this
+    one: it is kept and pushed back."""
+    url, token, storage = served
+    alice, bob = make_rest_team(tmp_path, url, [token, token], ["alice", "bob"])
+    alice.write("a.md", memory("A", "one\n"))
+    alice.write("z.md", memory("Z", "zed\n"))
+    alice.sync()
+    (alice.team / "a.md").rename(alice.team / "b.md")
+    alice.sync()
+    bob.sync()
+    assert (bob.team / "b.md").exists() and not (bob.team / "a.md").exists()
+    os.utime(bob.team / "b.md", (1_000_000_000, 1_000_000_000))  # older than the deletion
+    (bob.team / "b.md").rename(bob.team / "a.md")
+    bob.sync()
+    alice.sync()
+    assert (bob.team / "a.md").read_text(encoding="utf-8") == memory("A", "one\n")
+    assert _live(storage) == {"a.md", "z.md"}
+    assert (alice.team / "a.md").exists() and not (alice.team / "b.md").exists()
 
 
 def test_a_server_that_ignores_deletes_fails_the_run_loudly(tmp_path: Path) -> None:

@@ -274,3 +274,38 @@ def test_scan_a_stores_retained_versions(tmp_path: Path) -> None:
     assert past.returncode == 1 and FAKE_PAT not in past.stdout + past.stderr
     [hit] = __import__("json").loads(past.stdout)["findings"]
     assert hit["path"].startswith(f"{store}:/team/ops.md@memver_")
+
+
+def _copy_db(src: Path, dst: Path) -> None:
+    """An online copy of a live SQLite database (the backup API), either way."""
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+
+
+def test_a_store_restored_to_an_older_state_stops_the_sync(tmp_path: Path) -> None:
+    with store_team(tmp_path, ("alice", "bob")) as t:
+        alice, bob = t.mates
+        alice.write("a.md", memory("A", "one\n"))
+        alice.write("b.md", memory("B", "two\n"))
+        converge(t)
+        db = tmp_path / "server.sqlite3"
+        _copy_db(db, tmp_path / "backup.sqlite3")
+        alice.write("a.md", memory("A", "one, then two\n"))
+        (alice.team / "b.md").unlink()
+        converge(t)
+        # a teammate writing old content again is a new version, not a lost history
+        bob.write("a.md", memory("A", "one\n"))
+        assert bob.sync().stop is None and alice.sync().stop is None
+        bob.write("a.md", memory("A", "one, then two\n"))
+        converge(t)
+        _copy_db(tmp_path / "backup.sqlite3", db)  # the server's database is restored
+        assert t.remote_files()["a.md"] == memory("A", "one\n")
+        for _ in range(2):  # told again on the next run, not cached away
+            report = alice.sync()
+            assert report.stop is not None and report.stop.kind == "remote_lost_history"
+            assert "--restore-remote" in " ".join(report.stop.way_forward)
+        assert alice.files() == {"a.md": memory("A", "one, then two\n")}  # nothing changed here
+        result = alice.cli("sync", "--restore-remote")
+        assert result.returncode == 0, result.stderr
+        assert t.remote_files()["a.md"] == memory("A", "one, then two\n")
+        assert bob.sync().stop is None and alice.sync().stop is None

@@ -114,3 +114,29 @@ def test_a_conflict_name_never_folds_like_a_taken_one() -> None:
     second = conflict_name("file.md", "bob", now, {first})
     assert fold_key(first) != fold_key(second) and second.endswith("-bob-2.md")
     assert key_clashes({first: "a", second: "b"}) == {}
+
+
+def test_a_tombstone_proves_only_its_exact_bytes_never_synced_never_renamed_here() -> None:
+    from teamsync.sync.tombstones import tombstoned_bases
+
+    deleted = {"a.md": "sha256:" + "a" * 64, "b.md": "sha256:" + "b" * 64}
+    local = {"a.md": "sha256:" + "a" * 64, "b.md": "sha256:" + "c" * 64}
+
+    def run(**kw: object) -> dict[str, str]:
+        args: dict[str, object] = {
+            "deleted_sums": deleted,
+            "base": {},
+            "local": local,
+            "remote": {},
+            "synced_here": lambda key: False,
+            "known": lambda: (),
+            **kw,
+        }
+        return tombstoned_bases(**args)  # type: ignore[arg-type]
+
+    assert run() == {"a.md": "sha256:" + "a" * 64}  # b.md's bytes differ: a memory, pushed
+    assert run(deleted_sums={}) == {}  # a plain server: a time only, no proof
+    assert run(synced_here=lambda key: key == "a.md") == {}  # synced or renamed here
+    assert run(known=lambda: {"sha256:" + "a" * 64}) == {}  # its bytes were held here: a rename
+    assert run(remote={"a.md": "sha256:" + "d" * 64}) == {}  # written again since
+    assert run(base={"a.md": "sha256:" + "a" * 64}) == {}  # the ordinary plan deletes it
