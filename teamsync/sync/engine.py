@@ -318,26 +318,7 @@ class _Run:
         base = real if moved_base is None else dict(moved_base)
         local_sums = local.checksums if sums is None else sums
         skip = set(snap.rejected) | set(local.rejected) | self.hold
-        history = self.backend.past_checksums if snap.version is not None else None  # empty: none
-        renamed = state.renamed_keys()
-
-        def synced_here(key: str) -> bool:
-            return key in renamed or bool(state.past_checksums(key))
-
-        gone = tombstoned_bases(
-            snap.deleted_sums, base, local_sums, snap.checksums, synced_here, state.known_checksums
-        )
-        recovered = recover_bases(
-            base,
-            local_sums,
-            snap.checksums,
-            history,
-            # a held file's bytes were never shared: no history to ask; a tombstoned
-            # copy is already proven
-            skip | self.applier.ctx.held | set(gone),
-            synced_here=synced_here,
-            known=state.known_checksums,
-        )
+        recovered, gone = self._proven_bases(snap, base, local_sums, skip)
         plan_base = {**base, **recovered, **gone}
         self.plan_base = plan_base
         steps = plan(plan_base, local_sums, snap.checksums, skip=skip, unknown=local.unknown)
@@ -367,6 +348,34 @@ class _Run:
                 return stop
         proven = {**recovered, **gone} if sums is None else {}
         return self._allowed_steps(steps, plan_base, lost, proven)
+
+    def _proven_bases(
+        self, snap: Snapshot, base: Mapping[str, str], local_sums: Mapping[str, str], skip: set[str]
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """Bases this round may take as synced: recovered from the remote's history, and
+        tombstoned copies whose bytes are exactly the deleted version."""
+        state = self.applier.state
+        history = self.backend.past_checksums if snap.version is not None else None  # empty: none
+        renamed = state.renamed_keys()
+
+        def synced_here(key: str) -> bool:
+            return key in renamed or bool(state.past_checksums(key))
+
+        gone = tombstoned_bases(
+            snap.deleted_sums, base, local_sums, snap.checksums, synced_here, state.known_checksums
+        )
+        recovered = recover_bases(
+            base,
+            local_sums,
+            snap.checksums,
+            history,
+            # a held file's bytes were never shared: no history to ask; a tombstoned
+            # copy is already proven
+            skip | self.applier.ctx.held | set(gone),
+            synced_here=synced_here,
+            known=state.known_checksums,
+        )
+        return recovered, gone
 
     def _allowed_steps(
         self,
