@@ -543,7 +543,8 @@ def _camel_words(value: str) -> bool:
         if any(len(h) == 2 and h[1].islower() for h in humps[1:]):
             return False  # ...VpVMYs...: random case, not words
         words = sum(len(h) >= 3 and h[1:].islower() for h in humps)
-        return words >= 2 and sum(h.isdigit() for h in humps) <= 2
+        short = sum(len(h) <= 2 and not h.isdigit() for h in humps)  # Qz7DNxril3RavG: Qz, D, G
+        return words >= 2 and sum(h.isdigit() for h in humps) <= 2 and short <= 2
     if not value.isalpha() or value.islower() or value.isupper():
         return False
     humps = re.findall(r"[A-Z][a-z]*|[a-z]+", value)
