@@ -31,9 +31,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers, each taking whole test files (their module-scoped servers are set up once);
+# PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= 2
+
 pytest: $(STAMP)
 	bash scripts/ensure-services.sh
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 
