@@ -40,6 +40,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,33 +67,9 @@ def _stamp(st: os.stat_result) -> Stamp:
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, kind, st.st_mode & 0o7777]
 
 
-def walk(team: str) -> dict[str, Stamp]:
-    """``key -> stamp`` for every entry below ``team`` (links are entries, never followed)."""
-    out: dict[str, Stamp] = {}
-    stack = [""]
-    while stack:
-        rel = stack.pop()
-        try:
-            entries = os.scandir(os.path.join(team, rel) if rel else team)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                key = f"{rel}/{entry.name}" if rel else entry.name
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISDIR(st.st_mode):
-                    stack.append(key)
-                else:
-                    out[key] = _stamp(st)
-    return out
-
-
-def names(team: str) -> dict[str, int]:
-    """``key -> inode`` for every entry below ``team``, from the listing alone (no ``stat``)."""
-    out: dict[str, int] = {}
+def _files(team: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """``(key, entry)`` for every entry below ``team`` that is not a directory; links are
+    entries, never followed, and an unreadable directory or entry is passed over."""
     stack = [""]
     while stack:
         rel = stack.pop()
@@ -107,9 +84,30 @@ def names(team: str) -> dict[str, int]:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(key)
                         continue
-                    out[key] = entry.inode()
                 except OSError:
                     continue
+                yield key, entry
+
+
+def walk(team: str) -> dict[str, Stamp]:
+    """``key -> stamp`` for every entry below ``team`` (links are entries, never followed)."""
+    out: dict[str, Stamp] = {}
+    for key, entry in _files(team):
+        try:
+            out[key] = _stamp(entry.stat(follow_symlinks=False))
+        except OSError:
+            continue
+    return out
+
+
+def names(team: str) -> dict[str, int]:
+    """``key -> inode`` for every entry below ``team``, from the listing alone (no ``stat``)."""
+    out: dict[str, int] = {}
+    for key, entry in _files(team):
+        try:
+            out[key] = entry.inode()
+        except OSError:
+            continue
     return out
 
 
