@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from teamsync.security._generic import DIRECT_KEY
+from teamsync.security._prefilter import literal_heads
 from teamsync.security.rules import (
     _r,
     caseless_fold,
@@ -437,7 +438,14 @@ _ACCOUNT = _r(r"[A-Za-z_][\w.\-]{1,40}(?:@[\w.\-]+)?")
 NEAR_CHARS = 60
 """How far (in characters) a credential-shaped word may be from its label (:func:`_near`)."""
 DIRECT_KIND = "direct"
-_RUN = _r(r"(?:(?![\"'`,;()\[\]{}<>|])[!-~])+")
+_RUN_CHAR = (
+    "["
+    + "".join(re.escape(chr(c)) for c in range(0x21, 0x7F) if chr(c) not in "\"'`,;()[]{}<>|")
+    + "]"
+)
+_VALUE_RUN = _r(rf"(?<!{_RUN_CHAR})(?:{_RUN_CHAR}{{16,}}|(?={_RUN_CHAR}*[0-9A-Z]){_RUN_CHAR}+)")
+"""The runs of :data:`_RUN_CHAR` :func:`_may_judge` can take (16 characters, or a digit or a capital
+in it: stripping ``*.,:;`` removes neither); a line's lower-case words are never visited."""
 _GROUPED = _r(r"(?<![\w\-])[a-z]{4}(?: [a-z]{4}){3}(?![\w\-])")
 _CAMEL_LABEL = _r(r"(?<=[a-z])(Secret|Password|Passwd|Token|Key)(?![a-z])")
 _CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password", "token": "token",
@@ -654,14 +662,16 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             yield "password", value
             return
     folded = caseless_fold(line)  # (the fold keeps every offset)
-    matches = list(islice(label_re.finditer(folded), MAX_LABELS))
-    for match in matches:
+    labels: list[tuple[int, int, str]] = []  # the labels that name a secret, read once
+    for match in islice(label_re.finditer(folded), MAX_LABELS):
+        start, end = match.span()
+        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end, folded):
+            continue
+        if _embedded(line, start):
+            continue
         kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
-        end = match.end()
-        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
-            continue
-        if _embedded(line, match.start()):
-            continue
+        labels.append((start, end, kind))
+    for _, end, kind in labels:
         found = after.match(line, end)
         if found is not None:
             quoted = found.group("qv") is not None
@@ -685,7 +695,7 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
             yield "token", value
             return
-    yield from _near(line, folded, matches, example)[:1]
+    yield from _near(line, folded, labels, example)[:1]
 
 
 def table_rows(text: str) -> Iterator[tuple[int, str, str]]:
@@ -711,7 +721,7 @@ def _table_pair(line: str, example: bool) -> Iterator[tuple[str, str]]:
 
 
 def _near(
-    line: str, folded: str, matches: list[re.Match[str]], example: bool
+    line: str, folded: str, secret_labels: list[tuple[int, int, str]], example: bool
 ) -> list[tuple[str, str]]:
     """The label model's last reading: a credential-shaped word near a label, on either side.
 
@@ -725,17 +735,7 @@ def _near(
     letters. A line naming a digest, an id or a cache (any language) is read for
     passwords only. Each value still meets :func:`credential_value`.
     """
-    kinds = _patterns()[1]
-    labels = []
-    for match in matches:
-        start, end = match.span()
-        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end):
-            continue
-        if _embedded(line, start):
-            continue
-        labels.append(
-            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
-        )
+    labels = list(secret_labels)  # (start, end, kind): the labels _candidates kept
     for match in islice(_compound().finditer(folded), MAX_LABELS):  # Initialpasswort
         start, end = match.span()
         inside = (
@@ -747,7 +747,7 @@ def _near(
         labels.append((match.start(1), match.end(1), _CAMEL_KINDS[match.group(1).lower()]))
     if not labels:
         return []
-    digest = _DIGEST_WORDS.search(line) is not None
+    digest: bool | None = None  # searched once a run reaches _judge (most lines: never)
     nearest = _Nearest(labels)
     found: list[tuple[int, int, str, str]] = []  # (distance, order, kind, value)
     if any(kind == "password" for _, _, kind in labels):
@@ -756,24 +756,31 @@ def _near(
             if near is not None:
                 found.append((near[0], len(found), DIRECT_KIND, grouped.group()))
     reads: list[tuple[int, int, int, str, bool, str]] = []
-    for run in _RUN.finditer(line):
+    for run in _VALUE_RUN.finditer(line):
         start, end = run.span()
         value = run.group().strip("*").rstrip(".,:;")
-        near = nearest.of(start, end) if len(value) >= 4 else None
+        if not _may_judge(value, "password"):
+            continue  # the prose words of a line: no label could take them
+        near = nearest.of(start, end)
         if near is not None and near[0] <= NEAR_CHARS:
             reads.append((near[0], len(reads), start, near[1], near[2], value))
     reads.sort()  # nearest first; a line's cost is its runs, each judged once at most
     for distance, _, start, kind, after_label, value in reads:
         if found and found[0][0] <= distance:
             break
-        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
-            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        if not _may_judge(value, kind):
+            continue  # the cheap tests first: most runs near a label are words
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
+        if digest is None:
+            digest = _digest_heads_in(folded) and _DIGEST_WORDS.search(line) is not None
         judged = _judge(value, kind, digest=digest, example=example)
-        if judged is not None:
-            found.append((distance, -1, judged, value))
-            break
+        if judged is None:
+            continue
+        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
+            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        found.append((distance, -1, judged, value))
+        break
     found.sort()
     return [(kind, value) for _, _, kind, value in found]
 
@@ -820,6 +827,22 @@ def _compound() -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, words)))
 
 
+def _may_judge(value: str, kind: str) -> bool:
+    """False when :func:`_judge` surely takes nothing from ``value`` (cheap tests only).
+
+    A digits-only value is a PIN or a numeric password of 4-10 digits; anything else
+    needs 8 characters (:func:`_password_shaped`), and under 16 only a strong label
+    takes it, mixed case with a digit or a symbol.
+    """
+    if value.isdigit():
+        return 4 <= len(value) <= 10
+    if len(value) >= 16:
+        return True
+    if kind not in STRONG or len(value) < 8 or value.isalpha():
+        return False
+    return not (value.islower() or value.isupper())  # (no cased letter: neither is True)
+
+
 def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
     """The kind a word near a label of ``kind`` is a credential of, or None."""
     if value.isdigit():
@@ -864,9 +887,15 @@ def _embedded(line: str, start: int) -> bool:
 _BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
 
 
-def _digest_label(line: str, start: int, end: int) -> bool:
-    """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret."""
+def _digest_label(line: str, start: int, end: int, folded: str | None = None) -> bool:
+    """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret.
+
+    ``folded`` (the line's :func:`caseless_fold`, when the caller has it) skips the
+    search where none of the digest words' literal heads occurs.
+    """
     low = max(0, start - 12)
+    if folded is not None and not _digest_heads_in(folded[low : end + 12]):
+        return False
     for match in _DIGEST_WORDS.finditer(line, low, end + 12):
         gap = line[match.end() : start] if match.end() <= start else line[end : match.start()]
         if match.start() < end and start < match.end() or _ADJACENT.fullmatch(gap):
@@ -876,6 +905,22 @@ def _digest_label(line: str, start: int, end: int) -> bool:
 
 _ADJACENT = _r(r"[\s_\-.:]*(?:[^\W\d_]{1,3}[\s_\-.]+)?")
 """Between a digest word and a label: nothing, or one short word (``clave de caché``)."""
+
+
+def _digest_heads_in(folded: str) -> bool:
+    """Whether ``folded`` (caseless-folded text) holds the literal head of one of
+    :data:`_DIGEST_WORDS`' alternatives: a match there needs one, so where none occurs
+    the search (a long alternation ``re`` tries at every position) is skipped."""
+    return any(head in folded for head in _digest_heads())
+
+
+@functools.cache
+def _digest_heads() -> tuple[str, ...]:
+    heads = literal_heads(_DIGEST_WORDS.pattern, _DIGEST_WORDS.flags)
+    if heads is None:  # pragma: no cover - a word list the reading below cannot follow
+        return ("",)  # "" is in every text: the search always runs
+    folded = {caseless_fold(head) for head in heads}
+    return tuple(sorted(h for h in folded if not any(o != h and o in h for o in folded)))
 
 
 def _provider_token(value: str) -> bool:
