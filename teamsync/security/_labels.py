@@ -160,14 +160,16 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "ru": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
         "secret": ("секрет", "секретный ключ", "креды", "кред", "учётные данные", "учетные данные"),
-        "token": ("токен", "токен доступа", "ключ api", "ключ"),
+        "token": ("токен", "токен доступа", "ключ api", "ключ", "ключа", "ключу", "ключом",
+                  "ключе", "ключи", "ключей"),
         "pin": ("пин-код", "пин"),
     },
     # languages no development set covered yet: the same four kinds, formal and informal
     "uk": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
         "secret": ("секрет", "секретний ключ", "облікові дані", "креди"),
-        "token": ("токен", "токен доступу", "ключ api", "ключ"),
+        "token": ("токен", "токен доступу", "ключ api", "ключ", "ключа", "ключу", "ключем",
+                  "ключі", "ключів"),
         "pin": ("пін-код", "пін"),
     },
     "cs": {
@@ -333,9 +335,21 @@ def _label_alternation() -> tuple[str, dict[str, str]]:
     spaced = [label for label in kinds if not _is_unspaced(label)]
     unspaced = [label for label in kinds if _is_unspaced(label)]
     return (
-        r"(?<![^\W_])(?:" + _trie(spaced) + r")(?![^\W\d_])|(?:" + _trie(unspaced) + ")",
+        r"(?<![^\W_"
+        + _CJK
+        + r"])(?:"
+        + _trie(spaced)
+        + r")(?![^\W\d_"
+        + _CJK
+        + r"])|(?:"
+        + _trie(unspaced)
+        + ")",
         kinds,
     )
+
+
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+"""Kana, Han and Hangul: a Latin label glued to them is still a word (``PIN은``, ``のadmin``)."""
 
 
 @functools.cache
@@ -399,9 +413,9 @@ _DIGEST_WORDS = _r(
     # the same words in the other languages (stems: they may be inflected or compounded)
     r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
     r"|identifiant|identificador|identificativo|identificatore|identyfikator|identificatie"
-    r"|kennung|kimli[gğ]|идентификатор|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
+    r"|kennung|kimli[gğ]|идентификатор|ідентифікатор|معرّف|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
     r"|pengenal|huella|impronta|empreinte|fingerabdruck|vingerafdruk|odcisk|sidik jari"
-    r"|parmak izi|отпечат|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
+    r"|parmak izi|отпечат|відбит|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
     r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
     r"|checksum|sağlama|контрольн|चेकसम|チェックサム|체크섬|校验|校驗|ハッシュ|해시|哈希|хеш|हैश"
     r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
@@ -421,6 +435,7 @@ _NOT_SECRET_LABEL_TAIL = _r(
     r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
 )
 _HEX = _r(r"[0-9a-fA-F]+")
+_HASH_NAME_END = _r(r"(?i)(?<![a-z0-9])(?:sha-?\d*|md5|blake2[bs]?|sha3-\d+)\)?$")
 _PATH_PART = _r(r"[a-z0-9_.\-]+")
 _EXAMPLE_BEFORE = _r(
     r"(?i)(?:e\.g\.|eg\.|i\.e\.|for example|for instance|such as|like|z\.\s?b\.|zum beispiel|p\.\s?ej\."
@@ -450,6 +465,23 @@ _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-f
 _JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+-\d{1,4}")
 _KWARG = _r(r"[a-z_][a-z_\-]{2,}=(?:[a-z_]+|\d+|True|False|None)")
 _PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
+_PUBLIC_ID = _r(
+    r"(?:cus|price|prod|sub|si|pi|ch|in|ii|acct|evt|txn|po|pm|seti|src|card|ba|py|re|tr|plan"
+    r"|inv|cs|prom|promo|coupon|ord|order|quote|file|link|plink|bpc|ich|ca|cn|dp|du|ic|il"
+    r"|iv|mbur|payatt|pyr|trr|ipi|ssi|tml|tmr|txi|or|cbtxn|fee|wh|we)_[A-Za-z0-9]{8,40}"
+    r"|pk_(?:live|test)_[A-Za-z0-9]{16,128}|rzp_(?:live|test)_[A-Za-z0-9]{10,20}"
+    r"|(?:live|test)_g?ck_[A-Za-z0-9]{16,64}"
+)
+"""Ids and keys that are public by design: Stripe objects (``cus_``, ``price_``) and publishable
+keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``)."""
+_SRI = _r(r"(?i)(?:sha1|sha256|sha384|sha512)-[A-Za-z0-9+/]{20,}={0,2}")
+"""A subresource-integrity hash (npm ``integrity``)."""
+_COLON_HEX = _r(r"(?:[0-9a-fA-F]{2}:){5,}[0-9a-fA-F]{2}")
+"""A key's MD5 fingerprint or a hardware address, written in colon-separated pairs."""
+_ADDRESS = _r(r"(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}|0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33}")
+"""A public wallet address (bech32, an Ethereum or a Tron address)."""
+_FAKE = _r(r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus)(?![a-z])")
+"""A value that says it is made up (``test1234-fake``, ``fake_pwd_123``)."""
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
     r"|(?<![A-Za-z0-9])(?:#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@)(?![A-Za-z0-9])|^\$\w|\$\{|\{|\}|<|>"
@@ -505,8 +537,10 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # prod/db/MainUser2 (a path of words); an SSH public key's blob
     if _UUID.search(value) and not (kind == "token" and _PREFIXED_UUID.fullmatch(value)):
         return False  # an id; ``pit-<uuid>`` (a prefixed token) is a key
-    if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
-        return False  # a public address
+    if _ADDRESS.fullmatch(value) or _PUBLIC_ID.fullmatch(value) or _COLON_HEX.fullmatch(value):
+        return False  # a public address, id or publishable key; a key's fingerprint
+    if _SRI.fullmatch(value) or _FAKE.search(value):
+        return False  # an integrity hash; a value that says it is fake
     if "@" in value and re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value):
         return False  # an e-mail address
     if re.search(r"&[A-Za-z_]\w{2,}=", value) or _camel_words(value):
@@ -577,6 +611,8 @@ def _clean(value: str, quoted: bool) -> str:
     if quoted:
         return value.strip()
     value = value.rstrip(_TRAIL)
+    if value.endswith("**"):  # **Password WiFi:** (a bold label's closing marks)
+        value = value.rstrip("*").rstrip(_TRAIL)
     return value[:-1] if value.endswith(("'", '"', "`")) else value
 
 
@@ -667,6 +703,8 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             quoted = found.group("qv") is not None
             value = _clean(found.group("qv") or found.group("uv"), quoted)
             value = _split_pair(value, line[found.end() :])
+            if _HASH_NAME_END.search(found.group("bridge")):
+                continue  # key fingerprint SHA256:<base64>, checksum (MD5): <hex>
         else:
             bare = _BARE.match(line, end)
             if bare is None or kind not in STRONG:
@@ -676,6 +714,8 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             pin = kind == "pin" and value.isdigit()
             if not (_short_password(value) or generic_value_random(value) or pin):
                 continue
+        if _HEX.fullmatch(value) and len(value) >= 32 and _DIGEST_WORDS.search(line):
+            continue  # SHA-256 checksum of the credentials bundle: <hex> (a digest)
         if credential_value(value, kind, example=example):
             yield (DIRECT_KIND if value.isdigit() else kind), value  # detect-secrets drops digits
             return
@@ -770,7 +810,7 @@ def _near(
             continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
-        judged = _judge(value, kind, digest=digest, example=example)
+        judged = _judge(value, kind, digest=digest, example=example, after_label=after_label)
         if judged is not None:
             found.append((distance, -1, judged, value))
             break
@@ -820,8 +860,11 @@ def _compound() -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, words)))
 
 
-def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
-    """The kind a word near a label of ``kind`` is a credential of, or None."""
+def _judge(
+    value: str, kind: str, *, digest: bool, example: bool, after_label: bool = True
+) -> str | None:
+    """The kind a word near a label of ``kind`` is a credential of, or None. A UUID is an id
+    unless its label comes first (``secret key <uuid>``, not ``<uuid> … storage keys``)."""
     if value.isdigit():
         if _DATE.fullmatch(value):
             return None  # 20240105
@@ -831,10 +874,12 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
             return None if digest else DIRECT_KIND
         return None
     if kind in ("secret", "token") and not digest and _UUID.fullmatch(value):
+        if not after_label:
+            return None
         return DIRECT_KIND if kind == "secret" or not example else None
     if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
         return None
-    if kind in STRONG and _password_shaped(value):
+    if kind in STRONG and _password_shaped(value) and not _word_with_digit(value):
         return kind if credential_value(value, "password", example=example) else None
     if digest or len(value) < 16 or not credential_value(value, "token", example=example):
         if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
@@ -842,6 +887,14 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
         return "token"
     mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
     return "token" if mixed or len(value) >= 32 else None  # a far word: mixed case or long
+
+
+def _word_with_digit(value: str) -> bool:
+    """A name with one capital and one digit in it (``Argon2id``, ``Ed25519``, ``Python3``):
+    a far word needs more than that to be a password."""
+    if not value.isalnum():
+        return False
+    return sum(c.isupper() for c in value) < 2 and sum(c.isdigit() for c in value) < 2
 
 
 def _password_shaped(value: str) -> bool:

@@ -555,8 +555,8 @@ def _generic_candidates(
         if not generic_value_plausible(value) or is_entry_point(value):
             continue
         label, strong = generic_label(match.group("key"))
-        if not label:
-            continue  # a digest's label (cache_key, etag, checksum, key_sha256)
+        if not label or _labels._digest_label(text, match.start("key"), match.end("key")):
+            continue  # a digest's label (cache_key, etag, checksum, key_sha256, cache key)
         if not strong and not generic_value_random(value):
             continue
         if _labels.echoes_label(match.group("key"), value):
