@@ -49,7 +49,7 @@ from teamsync.security.rules import (
 # "pin" (strong, digits allowed).
 LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
-        "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
+        "password": ("password", "passwd", "passwort", "passcode", "pwd", "pw",
                      "pass", "login password", "app password", "wifi key", "wi-fi key",
                      "wlan key", "network key", "master key", "master password"),
         "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
@@ -246,10 +246,135 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }  # fmt: skip
 
-STRONG = frozenset({"password", "secret", "pin"})
+# Three more kinds, in every language: "pin" also names the codes of doors, alarms, safes
+# and lockers and 2FA recovery codes; "phrase" (strong) is a passphrase, which may be words
+# joined by dashes; "login" names an account and is read only for a ``user / password`` pair.
+_MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "pin": ("door code", "door pin", "access code", "alarm code", "alarm pin", "gate code",
+                "safe code", "safe combination", "locker code", "locker combination",
+                "keypad code", "entry code", "lockbox code", "2fa codes", "2fa backup codes",
+                "2fa recovery codes"),
+        "phrase": ("passphrase", "pass phrase", "key passphrase"),
+    },
+    "de": {
+        "pin": ("türcode", "zugangscode", "alarmcode", "tresorcode", "alarmanlage",
+                "schließfachcode", "torcode", "wiederherstellungscodes", "wiederherstellungscode",
+                "backup-codes"),
+        "phrase": ("passwortsatz", "kennwortsatz"),
+        "login": ("zugang", "anmeldung"),
+    },
+    "es": {
+        "pin": ("código de la puerta", "código de acceso", "código de la alarma", "código de alarma",
+                "código de la caja fuerte", "códigos de recuperación", "código de recuperación",
+                "códigos de respaldo"),
+        "phrase": ("frase de paso", "frase de contraseña", "frase secreta"),
+        "login": ("acceso",),
+    },
+    "fr": {
+        "pin": ("code de la porte", "code d'accès", "code de l'alarme", "code alarme", "digicode",
+                "code du coffre", "codes de secours", "codes de récupération", "code de secours"),
+        "phrase": ("phrase de passe", "phrase secrète"),
+        "login": ("accès", "connexion"),
+    },
+    "pt": {
+        "pin": ("código da porta", "senha da porta", "código do alarme", "senha do alarme",
+                "código de acesso", "códigos de backup", "códigos de recuperação"),
+        "phrase": ("frase-senha", "frase de senha"),
+        "login": ("acesso",),
+    },
+    "it": {
+        "pin": ("codice della porta", "codice dell'allarme", "codice di accesso", "codici di backup",
+                "codici di recupero"),
+        "phrase": ("frase segreta",),
+        "login": ("accesso",),
+    },
+    "nl": {
+        "pin": ("deurcode", "alarmcode", "toegangscode", "herstelcodes", "back-upcodes"),
+        "phrase": ("wachtwoordzin",),
+    },
+    "pl": {
+        "pin": ("kod do drzwi", "kod drzwi", "kod alarmu", "kodem", "kody zapasowe",
+                "kody odzyskiwania"),
+        "phrase": ("fraza hasła", "hasło frazowe"),
+        "login": ("logowanie", "logowania"),
+    },
+    "ru": {
+        "pin": ("код от двери", "код двери", "кодом", "код доступа", "код сигнализации",
+                "резервные коды", "коды восстановления"),
+        "phrase": ("пассфраза", "парольная фраза", "кодовая фраза"),
+        "login": ("вход", "логин", "учётка", "учетка"),
+    },
+    "uk": {
+        "pin": ("код від дверей", "код дверей", "кодом", "код доступу", "резервні коди",
+                "коди відновлення"),
+        "phrase": ("парольна фраза", "пасфраза"),
+        "login": ("вхід", "логін"),
+    },
+    "sv": {
+        "pin": ("koden", "portkoden", "portkod", "dörrkoden", "dörrkod", "larmkoden", "larmkod",
+                "larmet", "återställningskoder", "reservkoder"),
+        "phrase": ("lösenfras", "lösenfrasen"),
+        "login": ("inloggning", "inloggningen"),
+    },
+    "tr": {
+        "pin": ("kasanın şifresi", "kasa şifresi", "kapı şifresi", "kapı kodu", "alarm kodu",
+                "kurtarma kodları", "yedek kodlar"),
+        "phrase": ("parola öbeği", "parola ifadesi"),
+        "login": ("giriş", "girişi"),
+    },
+    "vi": {
+        "pin": ("mã cửa", "mã báo động", "mã két", "mã tủ", "mã khôi phục", "mã dự phòng"),
+        "phrase": ("cụm mật khẩu",),
+        "login": ("tài khoản", "đăng nhập"),
+    },
+    "id": {
+        "pin": ("kode pintu", "kode akses", "kode alarm", "kode brankas", "kode loker",
+                "kode pemulihan", "kode cadangan"),
+        "phrase": ("frasa sandi",),
+        "login": ("akun",),
+    },
+    "ar": {
+        "pin": ("رقم الإنذار", "رمز الإنذار", "رمز الباب", "رقم الباب", "رمز الدخول",
+                "رموز الاسترداد", "رموز النسخ الاحتياطي"),
+        "phrase": ("عبارة المرور", "عبارة السر"),
+        "login": ("دخول", "تسجيل الدخول"),
+    },
+    "hi": {
+        "pin": ("दरवाज़े का code", "दरवाजे का code", "दरवाज़े का कोड", "दरवाजे का कोड", "locker का code",
+                "लॉकर का कोड", "रिकवरी कोड", "बैकअप कोड"),
+        "phrase": ("पासफ़्रेज़", "पासफ्रेज"),
+        "login": ("लॉगिन",),
+    },
+    "ja": {
+        "pin": ("ダイヤル番号", "解除コード", "ドアコード", "入室コード", "リカバリーコード",
+                "バックアップコード", "復旧コード"),
+        "phrase": ("パスフレーズ",),
+        "login": ("ログイン",),
+    },
+    "ko": {
+        "pin": ("도어락 번호", "도어락 비밀번호", "도어락", "출입 번호", "금고 번호", "복구 코드",
+                "백업 코드"),
+        "phrase": ("패스프레이즈", "암호 문구"),
+        "login": ("계정", "로그인"),
+    },
+    "zh": {
+        "pin": ("门禁密码", "門禁密碼", "门禁", "門禁", "保险箱密码", "保險箱密碼", "保险箱", "保險箱",
+                "恢复码", "备用码", "備用碼", "復原碼", "恢復碼"),
+        "phrase": ("密码短语", "口令短语", "密碼短語"),
+        "login": ("帳密", "账密", "帳號", "账号", "登录", "登入", "登錄"),
+    },
+    "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน")},
+    "da-no": {"phrase": ("adgangsfrase", "passordfrase")},
+}  # fmt: skip
+for _lang, _kinds in _MORE_LABELS.items():
+    for _kind, _labels in _kinds.items():
+        LABELS[_lang][_kind] = LABELS[_lang].get(_kind, ()) + _labels
+
+STRONG = frozenset({"password", "secret", "pin", "phrase"})
 DETECTOR_KEYS = {
     "password": "password", "pin": "password", "secret": "secret", "token": "api_key",
-    "direct": DIRECT_KEY,
+    "phrase": "password", "direct": DIRECT_KEY,
 }  # fmt: skip
 """The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
 BRIDGE_WORDS = 5
@@ -518,8 +643,13 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if any(c.isspace() or c in "()[]{}<>\"'`" for c in value) or _TEMPLATE.search(value):
         return False
-    if kind == "pin" and value.isdigit():
-        return 4 <= len(value) <= 12 and len(set(value)) > 2
+    if kind == "pin" and _digit_code(value):
+        digits = value.rstrip("*#").replace("-", "")
+        return 4 <= len(digits) <= 12 and len(set(digits)) > 2
+    if kind == "phrase":
+        if _PASSPHRASE.fullmatch(value):
+            return not looks_like_placeholder(value) and not _FAKE.search(value)
+        kind = "password"
     if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value):
         return False  # Accept-Encoding, SCHEMATHESIS-INVALID-VALUE, verbosity=0
     lowered = value.lower()
@@ -691,12 +821,22 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             return
     folded = caseless_fold(line)  # (the fold keeps every offset)
     matches = list(islice(label_re.finditer(folded), MAX_LABELS))
+    codes = _recovery_codes(line, matches, kinds)
+    if codes is not None:
+        yield DIRECT_KIND, codes
+        return
     for match in matches:
         kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
         end = match.end()
         if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
             continue
         if _embedded(line, match.start()):
+            continue
+        if kind == "login":  # Admin-Zugang: admin / V, 管理画面のログインは admin / V です
+            paired = _login_pair(line, end, example)
+            if paired is not None:
+                yield "password", paired
+                return
             continue
         found = after.match(line, end)
         if found is not None:
@@ -711,13 +851,15 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
                 continue
             quoted = bare.group("qv") is not None
             value = _clean(bare.group("qv") or bare.group("uv"), quoted)
-            pin = kind == "pin" and value.isdigit()
-            if not (_short_password(value) or generic_value_random(value) or pin):
+            pin = kind == "pin" and _digit_code(value)
+            shaped = _short_password(value) or _password_shaped(value)
+            if not (shaped or generic_value_random(value) or pin):
                 continue
         if _HEX.fullmatch(value) and len(value) >= 32 and _DIGEST_WORDS.search(line):
             continue  # SHA-256 checksum of the credentials bundle: <hex> (a digest)
         if credential_value(value, kind, example=example):
-            yield (DIRECT_KIND if value.isdigit() else kind), value  # detect-secrets drops digits
+            direct = value.isdigit() or _digit_code(value) or kind == "phrase"
+            yield (DIRECT_KIND if direct else kind), value  # detect-secrets drops digits
             return
     for match in _TOKEN_RUN.finditer(line):
         value = match.group("uv")
@@ -773,9 +915,9 @@ def _near(
             continue
         if _embedded(line, start):
             continue
-        labels.append(
-            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
-        )
+        kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
+        if kind != "login":  # an account's word names no secret of its own
+            labels.append((start, end, kind))
     for match in islice(_compound().finditer(folded), MAX_LABELS):  # Initialpasswort
         start, end = match.span()
         inside = (
@@ -865,6 +1007,14 @@ def _judge(
 ) -> str | None:
     """The kind a word near a label of ``kind`` is a credential of, or None. A UUID is an id
     unless its label comes first (``secret key <uuid>``, not ``<uuid> … storage keys``)."""
+    if kind == "phrase":
+        if _PASSPHRASE.fullmatch(value):
+            return DIRECT_KIND if credential_value(value, "phrase", example=example) else None
+        kind = "password"
+    if kind == "pin" and not value.isdigit() and _digit_code(value):
+        value = value.rstrip("*#")
+        if "-" in value:  # 3266-6486-8135: a recovery code in groups
+            return None if digest else DIRECT_KIND
     if value.isdigit():
         if _DATE.fullmatch(value):
             return None  # 20240105
@@ -887,6 +1037,43 @@ def _judge(
         return "token"
     mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
     return "token" if mixed or len(value) >= 32 else None  # a far word: mixed case or long
+
+
+_DIGIT_CODE = _r(r"\d{4,12}[*#]?|\d{3,5}(?:-\d{3,5}){1,3}")
+_PASSPHRASE = _r(r"[a-z]{3,12}\d{0,4}(?:[-_.][a-z]{3,12}\d{0,4}){2,7}")
+"""A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
+_CODE = _r(r"(?<![\w\-])[a-z0-9]{4,6}-[a-z0-9]{4,6}(?![\w\-])")
+_LOGIN_PAIR = _r(
+    r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}[ \t]*[/／][ \t]*"
+    r"(?:[\"'`](?P<qv>[^\"'`\n]{6,64})[\"'`]|(?P<uv>[!-~]{6,64}))"
+)
+
+
+def _digit_code(value: str) -> bool:
+    """A door, alarm or safe code (``5939*``, ``433678#``) or a recovery code in digit groups."""
+    return _DIGIT_CODE.fullmatch(value) is not None
+
+
+def _recovery_codes(line: str, matches: list[re.Match[str]], kinds: dict[str, str]) -> str | None:
+    """2FA recovery codes in a list (``hpqie-bj7gf, 0qig3-1nymb``) on a line naming a code."""
+    pin = any(kinds.get(re.sub(r"[ \t\-_]+", " ", m.group("label"))) == "pin" for m in matches)
+    if not pin or line.count("-") < 2:
+        return None
+    codes = [c for c in _CODE.findall(line) if any(ch.isdigit() for ch in c)
+             and any(ch.isalpha() for ch in c)]  # fmt: skip
+    return ", ".join(codes) if len(codes) >= 2 else None
+
+
+def _login_pair(line: str, end: int, example: bool) -> str | None:
+    """The password of a ``user / password`` pair after an account's label."""
+    pair = _LOGIN_PAIR.search(line, end, end + 80)
+    if pair is None:
+        return None
+    quoted = pair.group("qv") is not None
+    value = _clean(pair.group("qv") or pair.group("uv"), quoted)
+    if not (_short_password(value) or _password_shaped(value)):
+        return None
+    return value if credential_value(value, "password", example=example) else None
 
 
 def _word_with_digit(value: str) -> bool:
