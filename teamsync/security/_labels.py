@@ -508,7 +508,7 @@ _CLI_WORDS = ("mysql", "mariadb", "sshpass", "curl", "redis-cli", "sqlcmd", "bcp
 _CLI = _r(
     r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
-    r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"@]+)"
+    r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"]+)"
     r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
     r"|(?<![\w-])(?:sqlcmd|bcp|osql)\b[^\n]*?[ \t]-P[ \t]*(?P<e>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
     r"|(?<![\w-])htpasswd[ \t]+-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<f>[^\s'\"`]+)"
@@ -681,7 +681,9 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # v2.14.3-rc.78208
     if _PREFIXED_UUID.fullmatch(value):
         return kind == "token"
-    if not generic_value_plausible(value) and not (kind in STRONG and _short_password(value)):
+    if not generic_value_plausible(value) and not (
+        kind in STRONG and (_short_password(value) or _prose_password(value))
+    ):
         return False
     if kind not in STRONG or example:
         if _HEX.fullmatch(value) and kind not in STRONG:
@@ -843,6 +845,8 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             quoted = found.group("qv") is not None
             value = _clean(found.group("qv") or found.group("uv"), quoted)
             value = _split_pair(value, line[found.end() :])
+            if found.group("sep").strip() == "=" and "&" in value:
+                value = _QUERY_TAIL.sub("", value)  # ?user=u&password=V&useSSL=false
             if _HASH_NAME_END.search(found.group("bridge")):
                 continue  # key fingerprint SHA256:<base64>, checksum (MD5): <hex>
         else:
@@ -937,27 +941,47 @@ def _near(
             near = nearest.of(*grouped.span())
             if near is not None:
                 found.append((near[0], len(found), DIRECT_KIND, grouped.group()))
-    reads: list[tuple[int, int, int, str, bool, str]] = []
+    reads: list[tuple[int, int, int, int, str, bool, str]] = []
     for run in _RUN.finditer(line):
         start, end = run.span()
         value = run.group().strip("*").rstrip(".,:;")
         near = nearest.of(start, end) if len(value) >= 4 else None
         if near is not None and near[0] <= NEAR_CHARS:
-            reads.append((near[0], len(reads), start, near[1], near[2], value))
+            reads.append((near[0], len(reads), start, end, near[1], near[2], value))
     reads.sort()  # nearest first; a line's cost is its runs, each judged once at most
-    for distance, _, start, kind, after_label, value in reads:
+    for distance, _, start, end, kind, after_label, value in reads:
         if found and found[0][0] <= distance:
             break
         if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
             continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
+        if value.rstrip("*#").isdigit() and _not_a_code(line, start, end, value, distance):
+            continue  # a phone number (0171 5551234), a time of day or a count farther off
         judged = _judge(value, kind, digest=digest, example=example, after_label=after_label)
         if judged is not None:
             found.append((distance, -1, judged, value))
             break
     found.sort()
     return [(kind, value) for _, _, kind, value in found]
+
+
+PIN_CHARS = 40
+"""How far a code in digits may be from its label (``El PIN de la puerta del CPD es 20305``);
+four digits that read as a time of day (``0300``) only half as far."""
+_TIME = _r(r"(?:[01]\d|2[0-3])[0-5]\d")
+_SEP_BEFORE = _r(r"[:=：][ \t]*$")
+
+
+def _not_a_code(line: str, start: int, end: int, value: str, distance: int) -> bool:
+    """Digits near a code's label that are not the code: too far, a time of day farther than
+    :data:`PIN_CHARS` / 2, or beside another group of digits (a phone number, a figure)."""
+    reach = PIN_CHARS // 2 if _TIME.fullmatch(value) else PIN_CHARS
+    if distance > reach and not _SEP_BEFORE.search(line, max(0, start - 3), start):
+        return True  # (pin for the yubikey on the release laptop = 546572: a separator's value)
+    return bool(re.match(r"[ \t.\-/]?\d", line[end : end + 2])) or bool(
+        re.search(r"\d[ \t.\-/]?$", line[max(0, start - 2) : start])
+    )
 
 
 class _Nearest:
@@ -1074,6 +1098,21 @@ def _login_pair(line: str, end: int, example: bool) -> str | None:
     if not (_short_password(value) or _password_shaped(value)):
         return None
     return value if credential_value(value, "password", example=example) else None
+
+
+def _prose_password(value: str) -> bool:
+    """A password as people make one (``dulvenhus.Fiqjexpim87``, ``~iITLSZ~k_lpa9B``,
+    ``@O#qn#h0yozRPVe``): password-shaped with a digit; under a strong label in prose it is
+    not the attribute reference, home path or mention the code checks take it for."""
+    if not _password_shaped(value) or not any(c.isdigit() for c in value):
+        return False
+    if value.startswith(("~/", "$", "%", "{", "<", "(", "\\")) or "/" in value:
+        return False  # a path (kv/prod/Admin2), a URL, a variable
+    return _MENTION.fullmatch(value) is None
+
+
+_QUERY_TAIL = _r(r"&[A-Za-z_]\w*=.*$")
+_MENTION = _r(r"@?[A-Za-z_]\w*")
 
 
 def _word_with_digit(value: str) -> bool:
