@@ -50,7 +50,7 @@ from teamsync.security.rules import (
 # "pin" (strong, digits allowed).
 LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
-        "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
+        "password": ("password", "passwd", "passwort", "passcode", "pwd", "pw",
                      "pass", "login password", "app password", "wifi key", "wi-fi key",
                      "wlan key", "network key", "master key", "master password"),
         "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
@@ -161,14 +161,16 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "ru": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
         "secret": ("секрет", "секретный ключ", "креды", "кред", "учётные данные", "учетные данные"),
-        "token": ("токен", "токен доступа", "ключ api", "ключ"),
+        "token": ("токен", "токен доступа", "ключ api", "ключ", "ключа", "ключу", "ключом",
+                  "ключе", "ключи", "ключей"),
         "pin": ("пин-код", "пин"),
     },
     # languages no development set covered yet: the same four kinds, formal and informal
     "uk": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
         "secret": ("секрет", "секретний ключ", "облікові дані", "креди"),
-        "token": ("токен", "токен доступу", "ключ api", "ключ"),
+        "token": ("токен", "токен доступу", "ключ api", "ключ", "ключа", "ключу", "ключем",
+                  "ключі", "ключів"),
         "pin": ("пін-код", "пін"),
     },
     "cs": {
@@ -245,10 +247,135 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }  # fmt: skip
 
-STRONG = frozenset({"password", "secret", "pin"})
+# Three more kinds, in every language: "pin" also names the codes of doors, alarms, safes
+# and lockers and 2FA recovery codes; "phrase" (strong) is a passphrase, which may be words
+# joined by dashes; "login" names an account and is read only for a ``user / password`` pair.
+_MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "pin": ("door code", "door pin", "access code", "alarm code", "alarm pin", "gate code",
+                "safe code", "safe combination", "locker code", "locker combination",
+                "keypad code", "entry code", "lockbox code", "2fa codes", "2fa backup codes",
+                "2fa recovery codes"),
+        "phrase": ("passphrase", "pass phrase", "key passphrase"),
+    },
+    "de": {
+        "pin": ("türcode", "zugangscode", "alarmcode", "tresorcode", "alarmanlage",
+                "schließfachcode", "torcode", "wiederherstellungscodes", "wiederherstellungscode",
+                "backup-codes"),
+        "phrase": ("passwortsatz", "kennwortsatz"),
+        "login": ("zugang", "anmeldung"),
+    },
+    "es": {
+        "pin": ("código de la puerta", "código de acceso", "código de la alarma", "código de alarma",
+                "código de la caja fuerte", "códigos de recuperación", "código de recuperación",
+                "códigos de respaldo"),
+        "phrase": ("frase de paso", "frase de contraseña", "frase secreta"),
+        "login": ("acceso",),
+    },
+    "fr": {
+        "pin": ("code de la porte", "code d'accès", "code de l'alarme", "code alarme", "digicode",
+                "code du coffre", "codes de secours", "codes de récupération", "code de secours"),
+        "phrase": ("phrase de passe", "phrase secrète"),
+        "login": ("accès", "connexion"),
+    },
+    "pt": {
+        "pin": ("código da porta", "senha da porta", "código do alarme", "senha do alarme",
+                "código de acesso", "códigos de backup", "códigos de recuperação"),
+        "phrase": ("frase-senha", "frase de senha"),
+        "login": ("acesso",),
+    },
+    "it": {
+        "pin": ("codice della porta", "codice dell'allarme", "codice di accesso", "codici di backup",
+                "codici di recupero"),
+        "phrase": ("frase segreta",),
+        "login": ("accesso",),
+    },
+    "nl": {
+        "pin": ("deurcode", "alarmcode", "toegangscode", "herstelcodes", "back-upcodes"),
+        "phrase": ("wachtwoordzin",),
+    },
+    "pl": {
+        "pin": ("kod do drzwi", "kod drzwi", "kod alarmu", "kodem", "kody zapasowe",
+                "kody odzyskiwania"),
+        "phrase": ("fraza hasła", "hasło frazowe"),
+        "login": ("logowanie", "logowania"),
+    },
+    "ru": {
+        "pin": ("код от двери", "код двери", "кодом", "код доступа", "код сигнализации",
+                "резервные коды", "коды восстановления"),
+        "phrase": ("пассфраза", "парольная фраза", "кодовая фраза"),
+        "login": ("вход", "логин", "учётка", "учетка"),
+    },
+    "uk": {
+        "pin": ("код від дверей", "код дверей", "кодом", "код доступу", "резервні коди",
+                "коди відновлення"),
+        "phrase": ("парольна фраза", "пасфраза"),
+        "login": ("вхід", "логін"),
+    },
+    "sv": {
+        "pin": ("koden", "portkoden", "portkod", "dörrkoden", "dörrkod", "larmkoden", "larmkod",
+                "larmet", "återställningskoder", "reservkoder"),
+        "phrase": ("lösenfras", "lösenfrasen"),
+        "login": ("inloggning", "inloggningen"),
+    },
+    "tr": {
+        "pin": ("kasanın şifresi", "kasa şifresi", "kapı şifresi", "kapı kodu", "alarm kodu",
+                "kurtarma kodları", "yedek kodlar"),
+        "phrase": ("parola öbeği", "parola ifadesi"),
+        "login": ("giriş", "girişi"),
+    },
+    "vi": {
+        "pin": ("mã cửa", "mã báo động", "mã két", "mã tủ", "mã khôi phục", "mã dự phòng"),
+        "phrase": ("cụm mật khẩu",),
+        "login": ("tài khoản", "đăng nhập"),
+    },
+    "id": {
+        "pin": ("kode pintu", "kode akses", "kode alarm", "kode brankas", "kode loker",
+                "kode pemulihan", "kode cadangan"),
+        "phrase": ("frasa sandi",),
+        "login": ("akun",),
+    },
+    "ar": {
+        "pin": ("رقم الإنذار", "رمز الإنذار", "رمز الباب", "رقم الباب", "رمز الدخول",
+                "رموز الاسترداد", "رموز النسخ الاحتياطي"),
+        "phrase": ("عبارة المرور", "عبارة السر"),
+        "login": ("دخول", "تسجيل الدخول"),
+    },
+    "hi": {
+        "pin": ("दरवाज़े का code", "दरवाजे का code", "दरवाज़े का कोड", "दरवाजे का कोड", "locker का code",
+                "लॉकर का कोड", "रिकवरी कोड", "बैकअप कोड"),
+        "phrase": ("पासफ़्रेज़", "पासफ्रेज"),
+        "login": ("लॉगिन",),
+    },
+    "ja": {
+        "pin": ("ダイヤル番号", "解除コード", "ドアコード", "入室コード", "リカバリーコード",
+                "バックアップコード", "復旧コード"),
+        "phrase": ("パスフレーズ",),
+        "login": ("ログイン",),
+    },
+    "ko": {
+        "pin": ("도어락 번호", "도어락 비밀번호", "도어락", "출입 번호", "금고 번호", "복구 코드",
+                "백업 코드"),
+        "phrase": ("패스프레이즈", "암호 문구"),
+        "login": ("계정", "로그인"),
+    },
+    "zh": {
+        "pin": ("门禁密码", "門禁密碼", "门禁", "門禁", "保险箱密码", "保險箱密碼", "保险箱", "保險箱",
+                "恢复码", "备用码", "備用碼", "復原碼", "恢復碼"),
+        "phrase": ("密码短语", "口令短语", "密碼短語"),
+        "login": ("帳密", "账密", "帳號", "账号", "登录", "登入", "登錄"),
+    },
+    "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน")},
+    "da-no": {"phrase": ("adgangsfrase", "passordfrase")},
+}  # fmt: skip
+for _lang, _kinds in _MORE_LABELS.items():
+    for _kind, _labels in _kinds.items():
+        LABELS[_lang][_kind] = LABELS[_lang].get(_kind, ()) + _labels
+
+STRONG = frozenset({"password", "secret", "pin", "phrase"})
 DETECTOR_KEYS = {
     "password": "password", "pin": "password", "secret": "secret", "token": "api_key",
-    "direct": DIRECT_KEY,
+    "phrase": "password", "direct": DIRECT_KEY,
 }  # fmt: skip
 """The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
 BRIDGE_WORDS = 5
@@ -334,9 +461,21 @@ def _label_alternation() -> tuple[str, dict[str, str]]:
     spaced = [label for label in kinds if not _is_unspaced(label)]
     unspaced = [label for label in kinds if _is_unspaced(label)]
     return (
-        r"(?<![^\W_])(?:" + _trie(spaced) + r")(?![^\W\d_])|(?:" + _trie(unspaced) + ")",
+        r"(?<![^\W_"
+        + _CJK
+        + r"])(?:"
+        + _trie(spaced)
+        + r")(?![^\W\d_"
+        + _CJK
+        + r"])|(?:"
+        + _trie(unspaced)
+        + ")",
         kinds,
     )
+
+
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+"""Kana, Han and Hangul: a Latin label glued to them is still a word (``PIN은``, ``のadmin``)."""
 
 
 @functools.cache
@@ -370,7 +509,7 @@ _CLI_WORDS = ("mysql", "mariadb", "sshpass", "curl", "redis-cli", "sqlcmd", "bcp
 _CLI = _r(
     r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
-    r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"@]+)"
+    r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"]+)"
     r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
     r"|(?<![\w-])(?:sqlcmd|bcp|osql)\b[^\n]*?[ \t]-P[ \t]*(?P<e>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
     r"|(?<![\w-])htpasswd[ \t]+-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<f>[^\s'\"`]+)"
@@ -400,9 +539,9 @@ _DIGEST_WORDS = _r(
     # the same words in the other languages (stems: they may be inflected or compounded)
     r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
     r"|identifiant|identificador|identificativo|identificatore|identyfikator|identificatie"
-    r"|kennung|kimli[gğ]|идентификатор|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
+    r"|kennung|kimli[gğ]|идентификатор|ідентифікатор|معرّف|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
     r"|pengenal|huella|impronta|empreinte|fingerabdruck|vingerafdruk|odcisk|sidik jari"
-    r"|parmak izi|отпечат|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
+    r"|parmak izi|отпечат|відбит|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
     r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
     r"|checksum|sağlama|контрольн|चेकसम|チェックサム|체크섬|校验|校驗|ハッシュ|해시|哈希|хеш|हैश"
     r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
@@ -422,6 +561,7 @@ _NOT_SECRET_LABEL_TAIL = _r(
     r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
 )
 _HEX = _r(r"[0-9a-fA-F]+")
+_HASH_NAME_END = _r(r"(?i)(?<![a-z0-9])(?:sha-?\d*|md5|blake2[bs]?|sha3-\d+)\)?$")
 _PATH_PART = _r(r"[a-z0-9_.\-]+")
 _EXAMPLE_BEFORE = _r(
     r"(?i)(?:e\.g\.|eg\.|i\.e\.|for example|for instance|such as|like|z\.\s?b\.|zum beispiel|p\.\s?ej\."
@@ -443,9 +583,10 @@ _RUN_CHAR = (
     + "".join(re.escape(chr(c)) for c in range(0x21, 0x7F) if chr(c) not in "\"'`,;()[]{}<>|")
     + "]"
 )
-_VALUE_RUN = _r(rf"(?<!{_RUN_CHAR})(?:{_RUN_CHAR}{{16,}}|(?={_RUN_CHAR}*[0-9A-Z]){_RUN_CHAR}+)")
-"""The runs of :data:`_RUN_CHAR` :func:`_may_judge` can take (16 characters, or a digit or a capital
-in it: stripping ``*.,:;`` removes neither); a line's lower-case words are never visited."""
+_VALUE_RUN = _r(rf"(?<!{_RUN_CHAR})(?:{_RUN_CHAR}{{11,}}|(?={_RUN_CHAR}*[0-9A-Z]){_RUN_CHAR}+)")
+"""The runs of :data:`_RUN_CHAR` :func:`_may_judge` can take (11 characters, the shortest
+passphrase, or a digit or a capital in it: stripping ``*.,:;`` removes neither); a line's
+short lower-case words are never visited."""
 _GROUPED = _r(r"(?<![\w\-])[a-z]{4}(?: [a-z]{4}){3}(?![\w\-])")
 _CAMEL_LABEL = _r(r"(?<=[a-z])(Secret|Password|Passwd|Token|Key)(?![a-z])")
 _CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password", "token": "token",
@@ -458,6 +599,23 @@ _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-f
 _JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+-\d{1,4}")
 _KWARG = _r(r"[a-z_][a-z_\-]{2,}=(?:[a-z_]+|\d+|True|False|None)")
 _PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
+_PUBLIC_ID = _r(
+    r"(?:cus|price|prod|sub|si|pi|ch|in|ii|acct|evt|txn|po|pm|seti|src|card|ba|py|re|tr|plan"
+    r"|inv|cs|prom|promo|coupon|ord|order|quote|file|link|plink|bpc|ich|ca|cn|dp|du|ic|il"
+    r"|iv|mbur|payatt|pyr|trr|ipi|ssi|tml|tmr|txi|or|cbtxn|fee|wh|we)_[A-Za-z0-9]{8,40}"
+    r"|pk_(?:live|test)_[A-Za-z0-9]{16,128}|rzp_(?:live|test)_[A-Za-z0-9]{10,20}"
+    r"|(?:live|test)_g?ck_[A-Za-z0-9]{16,64}"
+)
+"""Ids and keys that are public by design: Stripe objects (``cus_``, ``price_``) and publishable
+keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``)."""
+_SRI = _r(r"(?i)(?:sha1|sha256|sha384|sha512)-[A-Za-z0-9+/]{20,}={0,2}")
+"""A subresource-integrity hash (npm ``integrity``)."""
+_COLON_HEX = _r(r"(?:[0-9a-fA-F]{2}:){5,}[0-9a-fA-F]{2}")
+"""A key's MD5 fingerprint or a hardware address, written in colon-separated pairs."""
+_ADDRESS = _r(r"(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}|0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33}")
+"""A public wallet address (bech32, an Ethereum or a Tron address)."""
+_FAKE = _r(r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus)(?![a-z])")
+"""A value that says it is made up (``test1234-fake``, ``fake_pwd_123``)."""
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
     r"|(?<![A-Za-z0-9])(?:#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@)(?![A-Za-z0-9])|^\$\w|\$\{|\{|\}|<|>"
@@ -494,8 +652,13 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if any(c.isspace() or c in "()[]{}<>\"'`" for c in value) or _TEMPLATE.search(value):
         return False
-    if kind == "pin" and value.isdigit():
-        return 4 <= len(value) <= 12 and len(set(value)) > 2
+    if kind == "pin" and _digit_code(value):
+        digits = value.rstrip("*#").replace("-", "")
+        return 4 <= len(digits) <= 12 and len(set(digits)) > 2
+    if kind == "phrase":
+        if _PASSPHRASE.fullmatch(value):
+            return not looks_like_placeholder(value) and not _FAKE.search(value)
+        kind = "password"
     if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value):
         return False  # Accept-Encoding, SCHEMATHESIS-INVALID-VALUE, verbosity=0
     lowered = value.lower()
@@ -513,8 +676,10 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # prod/db/MainUser2 (a path of words); an SSH public key's blob
     if _UUID.search(value) and not (kind == "token" and _PREFIXED_UUID.fullmatch(value)):
         return False  # an id; ``pit-<uuid>`` (a prefixed token) is a key
-    if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
-        return False  # a public address
+    if _ADDRESS.fullmatch(value) or _PUBLIC_ID.fullmatch(value) or _COLON_HEX.fullmatch(value):
+        return False  # a public address, id or publishable key; a key's fingerprint
+    if _SRI.fullmatch(value) or _FAKE.search(value):
+        return False  # an integrity hash; a value that says it is fake
     if "@" in value and re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value):
         return False  # an e-mail address
     if re.search(r"&[A-Za-z_]\w{2,}=", value) or _camel_words(value):
@@ -525,7 +690,9 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # v2.14.3-rc.78208
     if _PREFIXED_UUID.fullmatch(value):
         return kind == "token"
-    if not generic_value_plausible(value) and not (kind in STRONG and _short_password(value)):
+    if not generic_value_plausible(value) and not (
+        kind in STRONG and (_short_password(value) or _prose_password(value))
+    ):
         return False
     if kind not in STRONG or example:
         if _HEX.fullmatch(value) and kind not in STRONG:
@@ -585,6 +752,8 @@ def _clean(value: str, quoted: bool) -> str:
     if quoted:
         return value.strip()
     value = value.rstrip(_TRAIL)
+    if value.endswith("**"):  # **Password WiFi:** (a bold label's closing marks)
+        value = value.rstrip("*").rstrip(_TRAIL)
     return value[:-1] if value.endswith(("'", '"', "`")) else value
 
 
@@ -662,32 +831,52 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             yield "password", value
             return
     folded = caseless_fold(line)  # (the fold keeps every offset)
+    matches = list(islice(label_re.finditer(folded), MAX_LABELS))
+    codes = _recovery_codes(line, matches, kinds)
+    if codes is not None:
+        yield DIRECT_KIND, codes
+        return
     labels: list[tuple[int, int, str]] = []  # the labels that name a secret, read once
-    for match in islice(label_re.finditer(folded), MAX_LABELS):
+    for match in matches:
         start, end = match.span()
         if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end, folded):
             continue
         if _embedded(line, start):
             continue
-        kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
-        labels.append((start, end, kind))
+        labels.append(
+            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
+        )
     for _, end, kind in labels:
+        if kind == "login":  # Admin-Zugang: admin / V, 管理画面のログインは admin / V です
+            login_value = _login_pair(line, end, example)
+            if login_value is not None:
+                yield "password", login_value
+                return
+            continue
         found = after.match(line, end)
         if found is not None:
             quoted = found.group("qv") is not None
             value = _clean(found.group("qv") or found.group("uv"), quoted)
             value = _split_pair(value, line[found.end() :])
+            if found.group("sep").strip() == "=" and "&" in value:
+                value = _QUERY_TAIL.sub("", value)  # ?user=u&password=V&useSSL=false
+            if _HASH_NAME_END.search(found.group("bridge")):
+                continue  # key fingerprint SHA256:<base64>, checksum (MD5): <hex>
         else:
             bare = _BARE.match(line, end)
             if bare is None or kind not in STRONG:
                 continue
             quoted = bare.group("qv") is not None
             value = _clean(bare.group("qv") or bare.group("uv"), quoted)
-            pin = kind == "pin" and value.isdigit()
-            if not (_short_password(value) or generic_value_random(value) or pin):
+            pin = kind == "pin" and _digit_code(value)
+            shaped = _short_password(value) or _password_shaped(value)
+            if not (shaped or generic_value_random(value) or pin):
                 continue
+        if _HEX.fullmatch(value) and len(value) >= 32 and _digest_words(line, folded):
+            continue  # SHA-256 checksum of the credentials bundle: <hex> (a digest)
         if credential_value(value, kind, example=example):
-            yield (DIRECT_KIND if value.isdigit() else kind), value  # detect-secrets drops digits
+            direct = value.isdigit() or _digit_code(value) or kind == "phrase"
+            yield (DIRECT_KIND if direct else kind), value  # detect-secrets drops digits
             return
     for match in _TOKEN_RUN.finditer(line):
         value = match.group("uv")
@@ -695,7 +884,7 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
             yield "token", value
             return
-    yield from _near(line, folded, labels, example)[:1]
+    yield from _near(line, folded, [label for label in labels if label[2] != "login"], example)[:1]
 
 
 def table_rows(text: str) -> Iterator[tuple[int, str, str]]:
@@ -735,7 +924,8 @@ def _near(
     letters. A line naming a digest, an id or a cache (any language) is read for
     passwords only. Each value still meets :func:`credential_value`.
     """
-    labels = list(secret_labels)  # (start, end, kind): the labels _candidates kept
+    labels = list(secret_labels)  # (start, end, kind) kept by _candidates; no "login" (an
+    # account's word names no secret of its own)
     for match in islice(_compound().finditer(folded), MAX_LABELS):  # Initialpasswort
         start, end = match.span()
         inside = (
@@ -755,26 +945,28 @@ def _near(
             near = nearest.of(*grouped.span())
             if near is not None:
                 found.append((near[0], len(found), DIRECT_KIND, grouped.group()))
-    reads: list[tuple[int, int, int, str, bool, str]] = []
+    reads: list[tuple[int, int, int, int, str, bool, str]] = []
     for run in _VALUE_RUN.finditer(line):
         start, end = run.span()
         value = run.group().strip("*").rstrip(".,:;")
-        if not _may_judge(value, "password"):
+        if not _may_judge(value, None):
             continue  # the prose words of a line: no label could take them
         near = nearest.of(start, end)
         if near is not None and near[0] <= NEAR_CHARS:
-            reads.append((near[0], len(reads), start, near[1], near[2], value))
+            reads.append((near[0], len(reads), start, end, near[1], near[2], value))
     reads.sort()  # nearest first; a line's cost is its runs, each judged once at most
-    for distance, _, start, kind, after_label, value in reads:
+    for distance, _, start, end, kind, after_label, value in reads:
         if found and found[0][0] <= distance:
             break
         if not _may_judge(value, kind):
             continue  # the cheap tests first: most runs near a label are words
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
+        if value.rstrip("*#").isdigit() and _not_a_code(line, start, end, value, distance):
+            continue  # a phone number (0171 5551234), a time of day or a count farther off
         if digest is None:
-            digest = _digest_heads_in(folded) and _DIGEST_WORDS.search(line) is not None
-        judged = _judge(value, kind, digest=digest, example=example)
+            digest = _digest_words(line, folded)
+        judged = _judge(value, kind, digest=digest, example=example, after_label=after_label)
         if judged is None:
             continue
         if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
@@ -783,6 +975,24 @@ def _near(
         break
     found.sort()
     return [(kind, value) for _, _, kind, value in found]
+
+
+PIN_CHARS = 40
+"""How far a code in digits may be from its label (``El PIN de la puerta del CPD es 20305``);
+four digits that read as a time of day (``0300``) only half as far."""
+_TIME = _r(r"(?:[01]\d|2[0-3])[0-5]\d")
+_SEP_BEFORE = _r(r"[:=：][ \t]*$")
+
+
+def _not_a_code(line: str, start: int, end: int, value: str, distance: int) -> bool:
+    """Digits near a code's label that are not the code: too far, a time of day farther than
+    :data:`PIN_CHARS` / 2, or beside another group of digits (a phone number, a figure)."""
+    reach = PIN_CHARS // 2 if _TIME.fullmatch(value) else PIN_CHARS
+    if distance > reach and not _SEP_BEFORE.search(line, max(0, start - 3), start):
+        return True  # (pin for the yubikey on the release laptop = 546572: a separator's value)
+    return bool(re.match(r"[ \t.\-/]?\d", line[end : end + 2])) or bool(
+        re.search(r"\d[ \t.\-/]?$", line[max(0, start - 2) : start])
+    )
 
 
 class _Nearest:
@@ -827,24 +1037,44 @@ def _compound() -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, words)))
 
 
-def _may_judge(value: str, kind: str) -> bool:
-    """False when :func:`_judge` surely takes nothing from ``value`` (cheap tests only).
+def _may_judge(value: str, kind: str | None) -> bool:
+    """False when :func:`_judge` surely takes nothing from ``value`` under a label of ``kind``
+    (None: of any kind); cheap tests only, run before the dear ones.
 
-    A digits-only value is a PIN or a numeric password of 4-10 digits; anything else
-    needs 8 characters (:func:`_password_shaped`), and under 16 only a strong label
-    takes it, mixed case with a digit or a symbol.
+    Digits (a PIN, a door code ``5939#``, a numeric password) are read at 4-12; digit
+    groups (``3266-6486-8135``) at any length; a passphrase (lower-case words joined by
+    ``-_.``) from :data:`PASSPHRASE_MIN` characters; anything else needs 8 characters
+    (:func:`_password_shaped`), and under 16 only a strong label takes it, mixed case.
     """
-    if value.isdigit():
-        return 4 <= len(value) <= 10
+    core = value.rstrip("*#")
+    if core.isdigit():
+        return 4 <= len(core) <= 12
     if len(value) >= 16:
         return True
-    if kind not in STRONG or len(value) < 8 or value.isalpha():
+    if kind in (None, "pin") and "-" in core and core.replace("-", "").isdigit():
+        return True
+    if len(value) < 8:
+        return False
+    if kind in (None, "phrase") and len(value) >= PASSPHRASE_MIN and not value.isalnum():
+        return True
+    if kind is not None and kind not in STRONG or value.isalpha():
         return False
     return not (value.islower() or value.isupper())  # (no cased letter: neither is True)
 
 
-def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
-    """The kind a word near a label of ``kind`` is a credential of, or None."""
+def _judge(
+    value: str, kind: str, *, digest: bool, example: bool, after_label: bool = True
+) -> str | None:
+    """The kind a word near a label of ``kind`` is a credential of, or None. A UUID is an id
+    unless its label comes first (``secret key <uuid>``, not ``<uuid> … storage keys``)."""
+    if kind == "phrase":
+        if _PASSPHRASE.fullmatch(value):
+            return DIRECT_KIND if credential_value(value, "phrase", example=example) else None
+        kind = "password"
+    if kind == "pin" and not value.isdigit() and _digit_code(value):
+        value = value.rstrip("*#")
+        if "-" in value:  # 3266-6486-8135: a recovery code in groups
+            return None if digest else DIRECT_KIND
     if value.isdigit():
         if _DATE.fullmatch(value):
             return None  # 20240105
@@ -854,10 +1084,12 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
             return None if digest else DIRECT_KIND
         return None
     if kind in ("secret", "token") and not digest and _UUID.fullmatch(value):
+        if not after_label:
+            return None
         return DIRECT_KIND if kind == "secret" or not example else None
     if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
         return None
-    if kind in STRONG and _password_shaped(value):
+    if kind in STRONG and _password_shaped(value) and not _word_with_digit(value):
         return kind if credential_value(value, "password", example=example) else None
     if digest or len(value) < 16 or not credential_value(value, "token", example=example):
         if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
@@ -865,6 +1097,68 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
         return "token"
     mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
     return "token" if mixed or len(value) >= 32 else None  # a far word: mixed case or long
+
+
+_DIGIT_CODE = _r(r"\d{4,12}[*#]?|\d{3,5}(?:-\d{3,5}){1,3}")
+_PASSPHRASE = _r(r"[a-z]{3,12}\d{0,4}(?:[-_.][a-z]{3,12}\d{0,4}){2,7}")
+PASSPHRASE_MIN = 11
+"""The shortest :data:`_PASSPHRASE` (three words of three letters, two separators)."""
+"""A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
+_CODE = _r(r"(?<![\w\-])[a-z0-9]{4,6}-[a-z0-9]{4,6}(?![\w\-])")
+_LOGIN_PAIR = _r(
+    r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}[ \t]*[/／][ \t]*"
+    r"(?:[\"'`](?P<qv>[^\"'`\n]{6,64})[\"'`]|(?P<uv>[!-~]{6,64}))"
+)
+
+
+def _digit_code(value: str) -> bool:
+    """A door, alarm or safe code (``5939*``, ``433678#``) or a recovery code in digit groups."""
+    return _DIGIT_CODE.fullmatch(value) is not None
+
+
+def _recovery_codes(line: str, matches: list[re.Match[str]], kinds: dict[str, str]) -> str | None:
+    """2FA recovery codes in a list (``hpqie-bj7gf, 0qig3-1nymb``) on a line naming a code."""
+    pin = any(kinds.get(re.sub(r"[ \t\-_]+", " ", m.group("label"))) == "pin" for m in matches)
+    if not pin or line.count("-") < 2:
+        return None
+    codes = [c for c in _CODE.findall(line) if any(ch.isdigit() for ch in c)
+             and any(ch.isalpha() for ch in c)]  # fmt: skip
+    return ", ".join(codes) if len(codes) >= 2 else None
+
+
+def _login_pair(line: str, end: int, example: bool) -> str | None:
+    """The password of a ``user / password`` pair after an account's label."""
+    pair = _LOGIN_PAIR.search(line, end, end + 80)
+    if pair is None:
+        return None
+    quoted = pair.group("qv") is not None
+    value = _clean(pair.group("qv") or pair.group("uv"), quoted)
+    if not (_short_password(value) or _password_shaped(value)):
+        return None
+    return value if credential_value(value, "password", example=example) else None
+
+
+def _prose_password(value: str) -> bool:
+    """A password as people make one (``dulvenhus.Fiqjexpim87``, ``~iITLSZ~k_lpa9B``,
+    ``@O#qn#h0yozRPVe``): password-shaped with a digit; under a strong label in prose it is
+    not the attribute reference, home path or mention the code checks take it for."""
+    if not _password_shaped(value) or not any(c.isdigit() for c in value):
+        return False
+    if value.startswith(("~/", "$", "%", "{", "<", "(", "\\")) or "/" in value:
+        return False  # a path (kv/prod/Admin2), a URL, a variable
+    return _MENTION.fullmatch(value) is None
+
+
+_QUERY_TAIL = _r(r"&[A-Za-z_]\w*=.*$")
+_MENTION = _r(r"@?[A-Za-z_]\w*")
+
+
+def _word_with_digit(value: str) -> bool:
+    """A name with one capital and one digit in it (``Argon2id``, ``Ed25519``, ``Python3``):
+    a far word needs more than that to be a password."""
+    if not value.isalnum():
+        return False
+    return sum(c.isupper() for c in value) < 2 and sum(c.isdigit() for c in value) < 2
 
 
 def _password_shaped(value: str) -> bool:
@@ -905,6 +1199,12 @@ def _digest_label(line: str, start: int, end: int, folded: str | None = None) ->
 
 _ADJACENT = _r(r"[\s_\-.:]*(?:[^\W\d_]{1,3}[\s_\-.]+)?")
 """Between a digest word and a label: nothing, or one short word (``clave de caché``)."""
+
+
+def _digest_words(line: str, folded: str) -> bool:
+    """``_DIGEST_WORDS.search(line)``, skipped where none of their literal heads occurs in
+    ``folded`` (the line's :func:`caseless_fold`)."""
+    return _digest_heads_in(folded) and _DIGEST_WORDS.search(line) is not None
 
 
 def _digest_heads_in(folded: str) -> bool:

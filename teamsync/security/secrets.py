@@ -554,9 +554,11 @@ def _generic_candidates(
         value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
         if not generic_value_plausible(value) or is_entry_point(value):
             continue
+        if _labels._digit_code(value):
+            continue  # a door code or PIN: the label model reads it (detect-secrets drops digits)
         label, strong = generic_label(match.group("key"))
-        if not label:
-            continue  # a digest's label (cache_key, etag, checksum, key_sha256)
+        if not label or _labels._digest_label(text, match.start("key"), match.end("key")):
+            continue  # a digest's label (cache_key, etag, checksum, key_sha256, cache key)
         if not strong and not generic_value_random(value):
             continue
         if _labels.echoes_label(match.group("key"), value):
