@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from teamsync.security._prefilter import (
     Anchor,
     Finder,
+    Hits,
     guard_after_prefix,
     make_finder,
     python_finder,
@@ -273,7 +274,7 @@ def _sized(anchors: list[Anchor], every: frozenset[int]) -> tuple[str, Finder]:
     large: list[Finder] = []
     seen = [0]
 
-    def find(text: str) -> list[list[int]]:
+    def find(text: str) -> Hits:
         seen[0] += len(text)
         if not large and seen[0] < SMALL_WORK:
             return small(text)
@@ -323,7 +324,7 @@ class _Text:
             text, spans = self.text, []
             for ident in ids:
                 line_end = -1
-                for pos in self.positions[ident]:
+                for pos in self.positions.get(ident, ()):
                     if pos <= line_end:
                         continue  # the first one on its line counts (some anchors list all)
                     line_end = text.find("\n", pos)
@@ -515,8 +516,9 @@ def _generic_line_matches(
 
     text = doc.text
     ascii_text = text.isascii()
-    english = sorted(pos for i in compiled.english_starts for pos in doc.positions[i])
-    foreign = sorted(pos for i in compiled.foreign_starts for pos in doc.positions[i])
+    positions = doc.positions
+    english = sorted(pos for i in compiled.english_starts for pos in positions.get(i, ()))
+    foreign = sorted(pos for i in compiled.foreign_starts for pos in positions.get(i, ()))
     backwards = ""
     for start, end in doc.anchor_spans(ids, 0):
         if ascii_text or text[start:end].isascii():
@@ -641,7 +643,7 @@ class Scanner:
             path = in_name[0].path
             self._findings.extend(replace(f, commit=commit) for f in in_name)
         doc = _Text(text, path, first_line, self.plan)
-        present = {i for i, found in enumerate(doc.positions) if found}
+        present = doc.positions.keys()  # the anchors the text holds (each with a hit)
         taken = _Taken()
         hits: list[_Hit] = []
         for index, (rule, ids) in enumerate(zip(RULES, self.plan.rule_anchors, strict=True)):
