@@ -305,7 +305,7 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
 
     def find(text: str) -> Hits:
         lowered: str | None = None
-        present: set[str] | None = None  # the characters of the text (and its lower case), once
+        present: set[str] | None = None  # the non-ASCII letters of the text and its lower case
         out: Hits = {}
         for ident, (_, caseless) in enumerate(anchors):
             if caseless and lowered is None:
@@ -313,10 +313,10 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
             hay = lowered if caseless and lowered is not None else text
             needle = needles[ident]
             if wide[ident]:  # a label in another script: absent unless its letters are there
-                if present is None:
-                    present = set(text)
+                if present is None:  # (the runs of non-ASCII letters: one C-speed pass)
+                    present = set("".join(_WIDE_RUN.findall(text)))
                     if lowered is not None and lowered is not text:
-                        present.update(lowered)
+                        present.update("".join(_WIDE_RUN.findall(lowered)))
                 if not wide[ident] <= present:
                     continue
             pos = hay.find(needle)

@@ -313,18 +313,24 @@ class _Text:
         self.path = path
         self.first_line = first_line
         self.positions = compiled.finder(text)
-        self._spans: dict[tuple[tuple[int, ...], int], list[tuple[int, int]]] = {}
+        self._spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._allowed: dict[int, bool] = {}
 
     def anchor_spans(self, ids: tuple[int, ...], extra_chars: int) -> list[tuple[int, int]]:
-        """The lines holding an anchor (to the end of the line ``extra_chars`` later), merged."""
-        key = (ids, extra_chars)
+        """The lines holding an anchor (to the end of the line ``extra_chars`` later), merged.
+
+        ``ids`` is one of the plan's own tuples (a rule's anchors, the generic layer's),
+        which live as long as the plan: the cache is keyed by its identity, not by
+        hashing hundreds of numbers at every call.
+        """
+        key = (id(ids), extra_chars)
         cached = self._spans.get(key)
         if cached is None:
-            text, spans = self.text, []
-            for ident in ids:
+            text, spans, positions = self.text, [], self.positions
+            wanted = positions.keys() & _id_set(ids)  # the few the text holds
+            for ident in wanted:
                 line_end = -1
-                for pos in self.positions.get(ident, ()):
+                for pos in positions[ident]:
                     if pos <= line_end:
                         continue  # the first one on its line counts (some anchors list all)
                     line_end = text.find("\n", pos)
@@ -356,6 +362,17 @@ class _Text:
             last = offset
             numbers[offset] = line
         return numbers
+
+
+_ID_SETS: dict[int, tuple[tuple[int, ...], frozenset[int]]] = {}
+
+
+def _id_set(ids: tuple[int, ...]) -> frozenset[int]:
+    """``frozenset(ids)``, built once per tuple (kept with it, so its identity stays its own)."""
+    held = _ID_SETS.get(id(ids))
+    if held is None or held[0] is not ids:
+        held = _ID_SETS[id(ids)] = (ids, frozenset(ids))
+    return held[1]
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
