@@ -792,8 +792,32 @@ LONG_LINE = 2000
 the label model's cost per character stays bounded."""
 
 
+_PUNCT = r"[!-/:-@\[-`{-~]"
+
+
+@functools.cache
+def _may_hold() -> re.Pattern[str]:
+    """What every value the label model takes holds, somewhere on its line: a digit, or a
+    run of :data:`PASSPHRASE_MIN` printable ASCII characters (a passphrase; a token, a UUID
+    or hex are longer), or a capital and a symbol in one run (a short password with neither
+    digits nor length: :func:`_short_password`'s three classes). A value is a piece of one
+    such run (:func:`credential_value` refuses blanks and other scripts)."""
+    p = _PUNCT
+    return re.compile(rf"[0-9]|[!-~]{{{PASSPHRASE_MIN}}}|[A-Z][!-~]*{p}|{p}[!-~]*[A-Z]")
+
+
+def may_hold_value(line: str) -> bool:
+    """False when no reading of the label model can take a value from ``line``: a cheap
+    test (one regex) before the dear ones. The prose line ``Pin budget always until the
+    rollout.`` holds a label and only words; ``four words of four`` letters
+    (:data:`_GROUPED`, an app password) is the one value without any of those marks."""
+    return _may_hold().search(line) is not None or _GROUPED.search(line) is not None
+
+
 def candidates(line: str) -> Iterator[tuple[str, str]]:
     """(kind, value) for each credential the label model reads on ``line``."""
+    if not may_hold_value(line):
+        return  # (a window of a long line holds no more than the line)
     if len(line) <= LONG_LINE:
         yield from _candidates(line)
         return

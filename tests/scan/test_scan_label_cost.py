@@ -55,7 +55,7 @@ def test_may_judge_refuses_only_what_judge_refuses(
     kind: str, digest: bool, after_label: bool
 ) -> None:
     taken = 0
-    for value in _values(7, 4000):
+    for value in _values(7, 1500):
         for example in (False, True):
             judged = _labels._judge(
                 value, kind, digest=digest, example=example, after_label=after_label
@@ -65,7 +65,7 @@ def test_may_judge_refuses_only_what_judge_refuses(
                 assert _labels._may_judge(value, kind), (value, kind)
                 assert _labels._may_judge(value, None), value  # the kind-free gate
     if not (digest and kind == "token"):  # (a token on a digest line: _judge takes nothing)
-        assert taken > 50  # the values include credentials, so the check has teeth
+        assert taken > 20  # the values include credentials, so the check has teeth
 
 
 def test_value_runs_are_the_runs_may_judge_can_take() -> None:
@@ -112,3 +112,31 @@ def test_literal_heads_reads_alternations_and_refuses_what_it_cannot() -> None:
     }  # fmt: skip
     assert literal_heads(r"[ab]c|d", 0) is None  # a class first: no literal head
     assert literal_heads(r"a*b", 0) is None
+
+
+def test_a_line_the_gate_refuses_gives_the_label_model_nothing() -> None:
+    """``may_hold_value`` before the readings: every line it refuses, read in full, yields
+    nothing (labels of every language, every separator, pairs, command lines, quotes)."""
+    labels = sorted({label for table in _labels.LABELS.values() for ls in table.values()
+                     for label in ls})  # fmt: skip
+    words = ["deploy", "rollout", "hunter", "abcdef", "admin", "the", "is", "ist", "é", "là",
+             "=", ":", "：", "-", "—", "is:", "u:", "p:", "login:", "user:", "mysql", "-pabcdef",
+             "curl", "-u", "bob:hunter", "sshpass", "-p", '"quoted word"', "`tick`", "(x)",
+             "Latency", "Redis", "abc-def", "admin/hunter", "pin", "code", "*", "#", "a_b",
+             "비번", "パスワード", "というパスワード", "là", "mật khẩu", "hunter#", "Ab!"]  # fmt: skip
+    g = random.Random(17)
+    refused = 0
+    for _ in range(1500):
+        parts = [g.choice(labels if g.random() < 0.35 else words) for _ in range(g.randint(2, 9))]
+        line = (" " if g.random() < 0.8 else "").join(parts)
+        if _labels.may_hold_value(line):
+            continue
+        refused += 1
+        assert list(_labels._candidates(line)) == [], line
+    assert refused > 500
+    # and lines it lets through do reach the readings
+    assert _labels.may_hold_value("password: Hunter!x")
+    assert _labels.may_hold_value("pin 4821")
+    assert _labels.may_hold_value("passphrase coryar-teknox-tortek")
+    assert _labels.may_hold_value("app password abcd efgh ijkl mnop")
+    assert not _labels.may_hold_value("Pin budget always until the rollout.")
