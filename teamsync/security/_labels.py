@@ -562,6 +562,7 @@ _NOT_SECRET_LABEL_TAIL = _r(
 _HEX = _r(r"[0-9a-fA-F]+")
 _HASH_NAME_END = _r(r"(?i)(?<![a-z0-9])(?:sha-?\d*|md5|blake2[bs]?|sha3-\d+)\)?$")
 _PATH_PART = _r(r"[a-z0-9_.\-]+")
+_NAME_PART = _r(r"[A-Z]?[a-z]{2,}\d{0,4}")
 _EXAMPLE_BEFORE = _r(
     r"(?i)(?:e\.g\.|eg\.|i\.e\.|for example|for instance|such as|like|z\.\s?b\.|zum beispiel|p\.\s?ej\."
     r"|por ejemplo|par exemple|p\.\s?ex\.|ad es\.|ad esempio|per esempio|bijv\.|bijvoorbeeld|np\."
@@ -605,8 +606,9 @@ _COLON_HEX = _r(r"(?:[0-9a-fA-F]{2}:){5,}[0-9a-fA-F]{2}")
 """A key's MD5 fingerprint or a hardware address, written in colon-separated pairs."""
 _ADDRESS = _r(r"(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}|0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33}")
 """A public wallet address (bech32, an Ethereum or a Tron address)."""
-_FAKE = _r(r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus)(?![a-z])")
-"""A value that says it is made up (``test1234-fake``, ``fake_pwd_123``)."""
+_FAKE = _r(r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus|value)(?![a-z])")
+"""A value that says it is made up (``test1234-fake``, ``fake_pwd_123``) or a placeholder for
+one (``key1=value1//key2=value2``: the docs of an options string)."""
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
     r"|(?<![A-Za-z0-9])(?:#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@)(?![A-Za-z0-9])|^\$\w|\$\{|\{|\}|<|>"
@@ -682,7 +684,7 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
     if _PREFIXED_UUID.fullmatch(value):
         return kind == "token"
     if not generic_value_plausible(value) and not (
-        kind in STRONG and (_short_password(value) or _prose_password(value))
+        kind in STRONG and (_short_password(value) or prose_password(value))
     ):
         return False
     if kind not in STRONG or example:
@@ -698,7 +700,10 @@ def _path_words(value: str) -> bool:
     parts = value.split("/")
     if len(parts) < 3 or not all(parts):
         return False
-    return all(_PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() for p in parts)
+    return all(
+        _PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() or _NAME_PART.fullmatch(p)
+        for p in parts
+    )
 
 
 def _camel_words(value: str) -> bool:
@@ -1068,8 +1073,8 @@ _PASSPHRASE = _r(r"[a-z]{3,12}\d{0,4}(?:[-_.][a-z]{3,12}\d{0,4}){2,7}")
 """A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
 _CODE = _r(r"(?<![\w\-])[a-z0-9]{4,6}-[a-z0-9]{4,6}(?![\w\-])")
 _LOGIN_PAIR = _r(
-    r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}[ \t]*[/／][ \t]*"
-    r"(?:[\"'`](?P<qv>[^\"'`\n]{6,64})[\"'`]|(?P<uv>[!-~]{6,64}))"
+    r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}(?:[ \t]+/[ \t]+|[ \t]*／[ \t]*)"
+    r"(?:[\"'`](?P<qv>[^\"'`\n/]{6,64})[\"'`]|(?P<uv>(?:(?!/)[!-~]){6,64}))"
 )
 
 
@@ -1100,7 +1105,7 @@ def _login_pair(line: str, end: int, example: bool) -> str | None:
     return value if credential_value(value, "password", example=example) else None
 
 
-def _prose_password(value: str) -> bool:
+def prose_password(value: str) -> bool:
     """A password as people make one (``dulvenhus.Fiqjexpim87``, ``~iITLSZ~k_lpa9B``,
     ``@O#qn#h0yozRPVe``): password-shaped with a digit; under a strong label in prose it is
     not the attribute reference, home path or mention the code checks take it for."""
@@ -1136,6 +1141,8 @@ def _password_shaped(value: str) -> bool:
 def _embedded(line: str, start: int) -> bool:
     """The label's letters sit inside a random run (``…R1A76Y8P6Y<Tf…$pw{(f~…``, base85 data):
     the word before it, up to the label, holds two digits or symbols."""
+    if start and line[start - 1] in "?&;":
+        return False  # a parameter of a URL's query (?user=u&password=V) or of a DSN
     head = max(line.rfind(" ", max(0, start - 64), start) + 1, start - 64, 0)
     return sum(c.isdigit() or c in _BLOB_MARKS for c in line[head:start]) >= 2
 
