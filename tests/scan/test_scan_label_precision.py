@@ -199,3 +199,11 @@ def test_ids_digests_fakes_and_numbers_near_labels_are_not_findings(line: str, p
 )
 def test_the_value_model_round_3(value: str, kind: str, expected: bool) -> None:
     assert _labels.credential_value(value, kind) is expected
+
+
+def test_a_capital_dotted_i_elsewhere_in_the_text_keeps_every_label() -> None:
+    """``İ`` lowers to two characters: the anchor pass must still find ``Şifre`` (found blind
+    set 2's ``**Şifre:** V`` missed only in a file that also held ``İç wiki``)."""
+    line = f"**Şifre:** {_human(5)}"
+    assert found(line)
+    assert found(f"{line}\n\n| İç wiki | wiki-admin | not here |\n")
