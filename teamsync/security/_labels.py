@@ -256,6 +256,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "keypad code", "entry code", "lockbox code", "2fa codes", "2fa backup codes",
                 "2fa recovery codes"),
         "phrase": ("passphrase", "pass phrase", "key passphrase"),
+        "wifi": ("wifi", "wi-fi", "wlan"),
     },
     "de": {
         "pin": ("türcode", "zugangscode", "alarmcode", "tresorcode", "alarmanlage",
@@ -270,6 +271,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "códigos de respaldo"),
         "phrase": ("frase de paso", "frase de contraseña", "frase secreta"),
         "login": ("acceso",),
+        "token": ("llave", "llave privada", "llave secreta"),
     },
     "fr": {
         "pin": ("code de la porte", "code d'accès", "code de l'alarme", "code alarme", "digicode",
@@ -282,6 +284,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "código de acesso", "códigos de backup", "códigos de recuperação"),
         "phrase": ("frase-senha", "frase de senha"),
         "login": ("acesso",),
+        "token": ("chave", "chave privada"),
     },
     "it": {
         "pin": ("codice della porta", "codice dell'allarme", "codice di accesso", "codici di backup",
@@ -322,6 +325,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "kurtarma kodları", "yedek kodlar"),
         "phrase": ("parola öbeği", "parola ifadesi"),
         "login": ("giriş", "girişi"),
+        "token": ("anahtarı", "anahtarını"),
     },
     "vi": {
         "pin": ("mã cửa", "mã báo động", "mã két", "mã tủ", "mã khôi phục", "mã dự phòng"),
@@ -363,6 +367,8 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "恢复码", "备用码", "備用碼", "復原碼", "恢復碼"),
         "phrase": ("密码短语", "口令短语", "密碼短語"),
         "login": ("帳密", "账密", "帳號", "账号", "登录", "登入", "登錄"),
+        "secret": ("授权码", "授權碼", "私钥", "私鑰"),
+        "token": ("權杖", "金鑰", "密鑰", "存取金鑰", "api 金鑰", "sk"),
     },
     "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน")},
     "da-no": {"phrase": ("adgangsfrase", "passordfrase")},
@@ -371,10 +377,10 @@ for _lang, _kinds in _MORE_LABELS.items():
     for _kind, _labels in _kinds.items():
         LABELS[_lang][_kind] = LABELS[_lang].get(_kind, ()) + _labels
 
-STRONG = frozenset({"password", "secret", "pin", "phrase"})
+STRONG = frozenset({"password", "secret", "pin", "phrase", "wifi"})
 DETECTOR_KEYS = {
     "password": "password", "pin": "password", "secret": "secret", "token": "api_key",
-    "phrase": "password", "direct": DIRECT_KEY,
+    "phrase": "password", "wifi": "password", "direct": DIRECT_KEY,
 }  # fmt: skip
 """The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
 BRIDGE_WORDS = 5
@@ -506,7 +512,7 @@ _PAIR = _r(
 _CLI_WORDS = ("mysql", "mariadb", "sshpass", "curl", "redis-cli", "sqlcmd", "bcp", "osql",
               "htpasswd", "ldap", "smbclient", "pass:", "--password")  # fmt: skip
 _CLI = _r(
-    r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
+    r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"`-][^\s'\"`]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
     r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"]+)"
     r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
@@ -652,6 +658,11 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         if _PASSPHRASE.fullmatch(value):
             return not looks_like_placeholder(value) and not _FAKE.search(value)
         kind = "password"
+    if kind == "wifi":  # a network's password, not its name (Bureau-5G, Acme_Guest)
+        marks = any(not c.isalnum() and c not in "-_." for c in value)
+        if sum(c.isdigit() for c in value) < 2 and not marks and not generic_value_random(value):
+            return False
+        kind = "password"
     if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value):
         return False  # Accept-Encoding, SCHEMATHESIS-INVALID-VALUE, verbosity=0
     lowered = value.lower()
@@ -660,7 +671,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
     if "password" in lowered or "secret" in lowered or "passwd" in lowered:
         return False  # password1, a%20secret, rest-of-my-password: the label, not a value
     if value.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", value):
-        return False
+        if not _base64_blob(value):
+            return False  # a path, not base64 that starts with a slash
     if _KEY_FILE.search(value) or "://" in value:
         return False
     if _FINGERPRINT.match(value) or _NAMESPACED.fullmatch(value):
@@ -686,7 +698,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
     if not generic_value_plausible(value) and not (
         kind in STRONG and (_short_password(value) or prose_password(value))
     ):
-        return False
+        if not _base64_blob(value):
+            return False
     if kind not in STRONG or example:
         if _HEX.fullmatch(value) and kind not in STRONG:
             return False
@@ -812,7 +825,9 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         if credential_value(value, "password", example=example) or _short_password(value):
             yield "password", value
             return
-    paired = any(part in lowered for part in ("u:", "u=", "user:", "user=", "name:", "login:"))
+    paired = any(
+        part in lowered for part in ("u:", "u=", "u :", "user:", "user=", "name:", "login:")
+    )
     for match in _PAIR.finditer(line) if paired else ():
         value = _clean(match.group("uv"), False)
         if credential_value(value, "password", example=example):
@@ -1040,6 +1055,10 @@ def _judge(
         if _PASSPHRASE.fullmatch(value):
             return DIRECT_KIND if credential_value(value, "phrase", example=example) else None
         kind = "password"
+    if kind == "wifi":
+        if value.isdigit() or not credential_value(value, "wifi", example=example):
+            return None
+        kind = "password"
     if kind == "pin" and not value.isdigit() and _digit_code(value):
         value = value.rstrip("*#")
         if "-" in value:  # 3266-6486-8135: a recovery code in groups
@@ -1076,6 +1095,18 @@ _LOGIN_PAIR = _r(
     r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}(?:[ \t]+/[ \t]+|[ \t]*／[ \t]*)"
     r"(?:[\"'`](?P<qv>[^\"'`\n/]{6,64})[\"'`]|(?P<uv>(?:(?!/)[!-~]){6,64}))"
 )
+
+
+def _base64_blob(value: str) -> bool:
+    """A long base64 key (an Azure storage key may start with ``/``), not a path."""
+    if len(value) < 40 or not _BASE64.fullmatch(value):
+        return False
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    return any(c.isdigit() for c in value) and max(map(len, value.split("/"))) >= 16
+
+
+_BASE64 = _r(r"[A-Za-z0-9+/]+={0,2}")
 
 
 def _digit_code(value: str) -> bool:
@@ -1144,7 +1175,13 @@ def _embedded(line: str, start: int) -> bool:
     if start and line[start - 1] in "?&;":
         return False  # a parameter of a URL's query (?user=u&password=V) or of a DSN
     head = max(line.rfind(" ", max(0, start - 64), start) + 1, start - 64, 0)
-    return sum(c.isdigit() or c in _BLOB_MARKS for c in line[head:start]) >= 2
+    word = line[head:start]
+    if not word.isascii():  # Husyar!348がGrafanaのadminパスワード: a script without spaces
+        word = _ASCII_TAIL.search(word).group()  # type: ignore[union-attr]
+    return sum(c.isdigit() or c in _BLOB_MARKS for c in word) >= 2
+
+
+_ASCII_TAIL = _r(r"[\x00-\x7f]*$")
 
 
 _BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
