@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from teamsync.security._generic import DIRECT_KEY
+from teamsync.security._prefilter import literal_heads
 from teamsync.security.rules import (
     _r,
     caseless_fold,
@@ -584,7 +585,15 @@ _ACCOUNT = _r(r"[A-Za-z_][\w.\-]{1,40}(?:@[\w.\-]+)?")
 NEAR_CHARS = 60
 """How far (in characters) a credential-shaped word may be from its label (:func:`_near`)."""
 DIRECT_KIND = "direct"
-_RUN = _r(r"(?:(?![\"'`,;()\[\]{}<>|])[!-~])+")
+_RUN_CHAR = (
+    "["
+    + "".join(re.escape(chr(c)) for c in range(0x21, 0x7F) if chr(c) not in "\"'`,;()[]{}<>|")
+    + "]"
+)
+_VALUE_RUN = _r(rf"(?<!{_RUN_CHAR})(?:{_RUN_CHAR}{{11,}}|(?={_RUN_CHAR}*[0-9A-Z]){_RUN_CHAR}+)")
+"""The runs of :data:`_RUN_CHAR` :func:`_may_judge` can take (11 characters, the shortest
+passphrase, or a digit or a capital in it: stripping ``*.,:;`` removes neither); a line's
+short lower-case words are never visited."""
 _GROUPED = _r(r"(?<![\w\-])[a-z]{4}(?: [a-z]{4}){3}(?![\w\-])")
 _CAMEL_LABEL = _r(r"(?<=[a-z])(Secret|Password|Passwd|Token|Key)(?![a-z])")
 _CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password", "token": "token",
@@ -847,17 +856,21 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
     if codes is not None:
         yield DIRECT_KIND, codes
         return
+    labels: list[tuple[int, int, str]] = []  # the labels that name a secret, read once
     for match in matches:
-        kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
-        end = match.end()
-        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
+        start, end = match.span()
+        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end, folded):
             continue
-        if _embedded(line, match.start()):
+        if _embedded(line, start):
             continue
+        labels.append(
+            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
+        )
+    for _, end, kind in labels:
         if kind == "login":  # Admin-Zugang: admin / V, 管理画面のログインは admin / V です
-            paired = _login_pair(line, end, example)
-            if paired is not None:
-                yield "password", paired
+            login_value = _login_pair(line, end, example)
+            if login_value is not None:
+                yield "password", login_value
                 return
             continue
         found = after.match(line, end)
@@ -879,7 +892,7 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             shaped = _short_password(value) or _password_shaped(value)
             if not (shaped or generic_value_random(value) or pin):
                 continue
-        if _HEX.fullmatch(value) and len(value) >= 32 and _DIGEST_WORDS.search(line):
+        if _HEX.fullmatch(value) and len(value) >= 32 and _digest_words(line, folded):
             continue  # SHA-256 checksum of the credentials bundle: <hex> (a digest)
         if credential_value(value, kind, example=example):
             direct = value.isdigit() or _digit_code(value) or kind == "phrase"
@@ -891,7 +904,7 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
             yield "token", value
             return
-    yield from _near(line, folded, matches, example)[:1]
+    yield from _near(line, folded, [label for label in labels if label[2] != "login"], example)[:1]
 
 
 def table_rows(text: str) -> Iterator[tuple[int, str, str]]:
@@ -917,7 +930,7 @@ def _table_pair(line: str, example: bool) -> Iterator[tuple[str, str]]:
 
 
 def _near(
-    line: str, folded: str, matches: list[re.Match[str]], example: bool
+    line: str, folded: str, secret_labels: list[tuple[int, int, str]], example: bool
 ) -> list[tuple[str, str]]:
     """The label model's last reading: a credential-shaped word near a label, on either side.
 
@@ -931,17 +944,8 @@ def _near(
     letters. A line naming a digest, an id or a cache (any language) is read for
     passwords only. Each value still meets :func:`credential_value`.
     """
-    kinds = _patterns()[1]
-    labels = []
-    for match in matches:
-        start, end = match.span()
-        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end):
-            continue
-        if _embedded(line, start):
-            continue
-        kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
-        if kind != "login":  # an account's word names no secret of its own
-            labels.append((start, end, kind))
+    labels = list(secret_labels)  # (start, end, kind) kept by _candidates; no "login" (an
+    # account's word names no secret of its own)
     for match in islice(_compound().finditer(folded), MAX_LABELS):  # Initialpasswort
         start, end = match.span()
         inside = (
@@ -953,7 +957,7 @@ def _near(
         labels.append((match.start(1), match.end(1), _CAMEL_KINDS[match.group(1).lower()]))
     if not labels:
         return []
-    digest = _DIGEST_WORDS.search(line) is not None
+    digest: bool | None = None  # searched once a run reaches _judge (most lines: never)
     nearest = _Nearest(labels)
     found: list[tuple[int, int, str, str]] = []  # (distance, order, kind, value)
     if any(kind == "password" for _, _, kind in labels):
@@ -962,26 +966,33 @@ def _near(
             if near is not None:
                 found.append((near[0], len(found), DIRECT_KIND, grouped.group()))
     reads: list[tuple[int, int, int, int, str, bool, str]] = []
-    for run in _RUN.finditer(line):
+    for run in _VALUE_RUN.finditer(line):
         start, end = run.span()
         value = run.group().strip("*").rstrip(".,:;")
-        near = nearest.of(start, end) if len(value) >= 4 else None
+        if not _may_judge(value, None):
+            continue  # the prose words of a line: no label could take them
+        near = nearest.of(start, end)
         if near is not None and near[0] <= NEAR_CHARS:
             reads.append((near[0], len(reads), start, end, near[1], near[2], value))
     reads.sort()  # nearest first; a line's cost is its runs, each judged once at most
     for distance, _, start, end, kind, after_label, value in reads:
         if found and found[0][0] <= distance:
             break
-        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
-            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        if not _may_judge(value, kind):
+            continue  # the cheap tests first: most runs near a label are words
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
         if value.rstrip("*#").isdigit() and _not_a_code(line, start, end, value, distance):
             continue  # a phone number (0171 5551234), a time of day or a count farther off
+        if digest is None:
+            digest = _digest_words(line, folded)
         judged = _judge(value, kind, digest=digest, example=example, after_label=after_label)
-        if judged is not None:
-            found.append((distance, -1, judged, value))
-            break
+        if judged is None:
+            continue
+        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
+            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        found.append((distance, -1, judged, value))
+        break
     found.sort()
     return [(kind, value) for _, _, kind, value in found]
 
@@ -1046,6 +1057,31 @@ def _compound() -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, words)))
 
 
+def _may_judge(value: str, kind: str | None) -> bool:
+    """False when :func:`_judge` surely takes nothing from ``value`` under a label of ``kind``
+    (None: of any kind); cheap tests only, run before the dear ones.
+
+    Digits (a PIN, a door code ``5939#``, a numeric password) are read at 4-12; digit
+    groups (``3266-6486-8135``) at any length; a passphrase (lower-case words joined by
+    ``-_.``) from :data:`PASSPHRASE_MIN` characters; anything else needs 8 characters
+    (:func:`_password_shaped`), and under 16 only a strong label takes it, mixed case.
+    """
+    core = value.rstrip("*#")
+    if core.isdigit():
+        return 4 <= len(core) <= 12
+    if len(value) >= 16:
+        return True
+    if kind in (None, "pin") and "-" in core and core.replace("-", "").isdigit():
+        return True
+    if len(value) < 8:
+        return False
+    if kind in (None, "phrase") and len(value) >= PASSPHRASE_MIN and not value.isalnum():
+        return True
+    if kind is not None and kind not in STRONG or value.isalpha():
+        return False
+    return not (value.islower() or value.isupper())  # (no cased letter: neither is True)
+
+
 def _judge(
     value: str, kind: str, *, digest: bool, example: bool, after_label: bool = True
 ) -> str | None:
@@ -1089,6 +1125,8 @@ def _judge(
 
 _DIGIT_CODE = _r(r"\d{4,12}[*#]?|\d{3,5}(?:-\d{3,5}){1,3}")
 _PASSPHRASE = _r(r"[a-z]{3,12}\d{0,4}(?:[-_.][a-z]{3,12}\d{0,4}){2,7}")
+PASSPHRASE_MIN = 11
+"""The shortest :data:`_PASSPHRASE` (three words of three letters, two separators)."""
 """A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
 _CODE = _r(r"(?<![\w\-])[a-z0-9]{4,6}-[a-z0-9]{4,6}(?![\w\-])")
 _LOGIN_PAIR = _r(
@@ -1187,9 +1225,15 @@ _ASCII_TAIL = _r(r"[\x00-\x7f]*$")
 _BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
 
 
-def _digest_label(line: str, start: int, end: int) -> bool:
-    """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret."""
+def _digest_label(line: str, start: int, end: int, folded: str | None = None) -> bool:
+    """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret.
+
+    ``folded`` (the line's :func:`caseless_fold`, when the caller has it) skips the
+    search where none of the digest words' literal heads occurs.
+    """
     low = max(0, start - 12)
+    if folded is not None and not _digest_heads_in(folded[low : end + 12]):
+        return False
     for match in _DIGEST_WORDS.finditer(line, low, end + 12):
         gap = line[match.end() : start] if match.end() <= start else line[end : match.start()]
         if match.start() < end and start < match.end() or _ADJACENT.fullmatch(gap):
@@ -1199,6 +1243,28 @@ def _digest_label(line: str, start: int, end: int) -> bool:
 
 _ADJACENT = _r(r"[\s_\-.:]*(?:[^\W\d_]{1,3}[\s_\-.]+)?")
 """Between a digest word and a label: nothing, or one short word (``clave de caché``)."""
+
+
+def _digest_words(line: str, folded: str) -> bool:
+    """``_DIGEST_WORDS.search(line)``, skipped where none of their literal heads occurs in
+    ``folded`` (the line's :func:`caseless_fold`)."""
+    return _digest_heads_in(folded) and _DIGEST_WORDS.search(line) is not None
+
+
+def _digest_heads_in(folded: str) -> bool:
+    """Whether ``folded`` (caseless-folded text) holds the literal head of one of
+    :data:`_DIGEST_WORDS`' alternatives: a match there needs one, so where none occurs
+    the search (a long alternation ``re`` tries at every position) is skipped."""
+    return any(head in folded for head in _digest_heads())
+
+
+@functools.cache
+def _digest_heads() -> tuple[str, ...]:
+    heads = literal_heads(_DIGEST_WORDS.pattern, _DIGEST_WORDS.flags)
+    if heads is None:  # pragma: no cover - a word list the reading below cannot follow
+        return ("",)  # "" is in every text: the search always runs
+    folded = {caseless_fold(head) for head in heads}
+    return tuple(sorted(h for h in folded if not any(o != h and o in h for o in folded)))
 
 
 def _provider_token(value: str) -> bool:

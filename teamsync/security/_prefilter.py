@@ -114,6 +114,44 @@ def literal_prefixes(pattern: str, flags: int) -> tuple[str, ...] | None:
     return tuple(sorted(set(heads)))
 
 
+def literal_heads(pattern: str, flags: int) -> frozenset[str] | None:
+    """Literals one of which starts every match of ``pattern``, however many alternatives it
+    has (letters as written: a caseless pattern's caller folds them), or None when that
+    cannot be read. A necessary condition for a search: no head in the text, no match."""
+    sre = _sre()
+    if sre is None:  # pragma: no cover - CPython < 3.11
+        return None
+    parser, c = sre
+
+    def heads(items: Sequence[Any]) -> frozenset[str] | None:
+        prefix = ""
+        for op, arg in items:
+            if op in (c.ASSERT, c.ASSERT_NOT, c.AT):
+                continue  # zero-width: the literal run goes on after it
+            if op is c.LITERAL:
+                prefix += chr(arg)
+                continue
+            if prefix:
+                break
+            if op is c.SUBPATTERN:
+                return heads(list(arg[3]))
+            if op is c.BRANCH:
+                found: set[str] = set()
+                for alternative in arg[1]:
+                    branch = heads(list(alternative))
+                    if branch is None:
+                        return None
+                    found |= branch
+                return frozenset(found)
+            return None
+        return frozenset({prefix}) if prefix else None
+
+    try:
+        return heads(list(parser.parse(pattern, flags)))
+    except Exception:  # noqa: BLE001 - unreadable: no heads
+        return None
+
+
 _SPECIAL = frozenset(".^$*+?{}[]|()\\")
 
 
