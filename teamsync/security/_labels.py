@@ -611,17 +611,24 @@ _PUBLIC_ID = _r(
     r"|inv|cs|prom|promo|coupon|ord|order|quote|file|link|plink|bpc|ich|ca|cn|dp|du|ic|il"
     r"|iv|mbur|payatt|pyr|trr|ipi|ssi|tml|tmr|txi|or|cbtxn|fee|wh|we)_[A-Za-z0-9]{8,40}"
     r"|pk_(?:live|test)_[A-Za-z0-9]{16,128}|rzp_(?:live|test)_[A-Za-z0-9]{10,20}"
-    r"|(?:live|test)_g?ck_[A-Za-z0-9]{16,64}"
+    r"|(?:live|test)_g?ck_[A-Za-z0-9]{16,64}|LTAI[A-Za-z0-9]{12,20}"
 )
 """Ids and keys that are public by design: Stripe objects (``cus_``, ``price_``) and publishable
-keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``)."""
+keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``), an
+Alibaba Cloud AccessKey id (``LTAI``)."""
+_NAME_JOINED = _r(r"(?:[A-Z]?[a-z]{2,}[-_]|[A-Z]{2,}[-_])+\d{1,2}[A-Za-z][A-Za-z0-9]{0,3}")
+"""A name of words joined by dashes or underscores, ending in a figure with its unit
+(``Acme-Guest-5G``, ``Office_5GHz2``: a network's name), not a password (``Gorfiq_341``)."""
 _SRI = _r(r"(?i)(?:sha1|sha256|sha384|sha512)-[A-Za-z0-9+/]{20,}={0,2}")
 """A subresource-integrity hash (npm ``integrity``)."""
 _COLON_HEX = _r(r"(?:[0-9a-fA-F]{2}:){5,}[0-9a-fA-F]{2}")
 """A key's MD5 fingerprint or a hardware address, written in colon-separated pairs."""
 _ADDRESS = _r(r"(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}|0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33}")
 """A public wallet address (bech32, an Ethereum or a Tron address)."""
-_FAKE = _r(r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus|value)(?![a-z])")
+_FAKE = _r(
+    r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus|value|exemplo|ejemplo|exemple|beispiel|esempio"
+    r"|voorbeeld|przyk[lł]ad|contoh|örnek|ornek)(?![a-z])"
+)
 """A value that says it is made up (``test1234-fake``, ``fake_pwd_123``) or a placeholder for
 one (``key1=value1//key2=value2``: the docs of an options string)."""
 _TEMPLATE = _r(
@@ -662,7 +669,7 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if kind == "pin" and _digit_code(value):
         digits = value.rstrip("*#").replace("-", "")
-        return 4 <= len(digits) <= 12 and len(set(digits)) > 2
+        return 4 <= len(digits) <= 12 and len(set(digits)) > 2 and not _SEQUENTIAL.match(digits)
     if kind == "phrase":
         if _PASSPHRASE.fullmatch(value):
             return not looks_like_placeholder(value) and not _FAKE.search(value)
@@ -672,7 +679,7 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         if sum(c.isdigit() for c in value) < 2 and not marks and not generic_value_random(value):
             return False
         kind = "password"
-    if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value):
+    if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value) or _name_joined(value):
         return False  # Accept-Encoding, SCHEMATHESIS-INVALID-VALUE, verbosity=0
     lowered = value.lower()
     if lowered in _DOC_VALUES or _DOC_STEMS.fullmatch(value):
@@ -1010,9 +1017,19 @@ def _not_a_code(line: str, start: int, end: int, value: str, distance: int) -> b
     reach = PIN_CHARS // 2 if _TIME.fullmatch(value) else PIN_CHARS
     if distance > reach and not _SEP_BEFORE.search(line, max(0, start - 3), start):
         return True  # (pin for the yubikey on the release laptop = 546572: a separator's value)
+    if _SEQUENTIAL.search(value) or _COUNTED.search(line, max(0, start - 12), start):
+        return True  # 1234 (a default, not a code); ticket 48213, envelope 4412, #3
     return bool(re.match(r"[ \t.\-/]?\d", line[end : end + 2])) or bool(
         re.search(r"\d[ \t.\-/]?$", line[max(0, start - 2) : start])
     )
+
+
+_SEQUENTIAL = _r(r"^(?:0123|1234|2345|3456|4567|5678|6789|9876|8765|7654|6543|5432|4321|3210)")
+_COUNTED = _r(
+    r"(?i)(?:ticket|issue|bug|case|pr|mr|order|invoice|envelope|batch|room|ext|port|build|step"
+    r"|page|line|no\.?|nr\.?|n°|nº|#|bilet|talep|заявк[аи]|тикет|工单|工單|チケット|티켓)[ \t:#№]*$"
+)
+"""A number that counts or names something (``ticket 48213``, ``envelope 4412``), not a code."""
 
 
 class _Nearest:
@@ -1114,6 +1131,8 @@ def _judge(
     if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
         return None
     if kind in STRONG and _password_shaped(value) and not _word_with_digit(value):
+        if digest and not after_label:
+            return None  # <id>, секрет в Lockbox: on a line naming an id, the label comes first
         return kind if credential_value(value, "password", example=example) else None
     if digest or len(value) < 16 or not credential_value(value, "token", example=example):
         if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
@@ -1133,6 +1152,18 @@ _LOGIN_PAIR = _r(
     r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}(?:[ \t]+/[ \t]+|[ \t]*／[ \t]*)"
     r"(?:[\"'`](?P<qv>[^\"'`\n/]{6,64})[\"'`]|(?P<uv>(?:(?!/)[!-~]){6,64}))"
 )
+
+
+def digest_on_line(value: str, line: str) -> bool:
+    """A hex value of a digest's length (32+) on a line that names a digest or an id."""
+    if len(value) < 32 or _HEX.fullmatch(value) is None:
+        return False
+    return _digest_words(line, caseless_fold(line))
+
+
+def _name_joined(value: str) -> bool:
+    """:data:`_NAME_JOINED` with at most three digits in all."""
+    return sum(c.isdigit() for c in value) <= 3 and _NAME_JOINED.fullmatch(value) is not None
 
 
 def _base64_blob(value: str) -> bool:
@@ -1231,7 +1262,7 @@ def _digest_label(line: str, start: int, end: int, folded: str | None = None) ->
     ``folded`` (the line's :func:`caseless_fold`, when the caller has it) skips the
     search where none of the digest words' literal heads occurs.
     """
-    low = max(0, start - 12)
+    low = max(0, start - 24)  # (the longest digest words: идентификатор, identificador)
     if folded is not None and not _digest_heads_in(folded[low : end + 12]):
         return False
     for match in _DIGEST_WORDS.finditer(line, low, end + 12):

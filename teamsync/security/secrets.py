@@ -562,6 +562,8 @@ def _generic_candidates(
             continue  # (in prose, PGPASSWORD=~x~y: a password as people make one, not a path)
         if _labels._digit_code(value):
             continue  # a door code or PIN: the label model reads it (detect-secrets drops digits)
+        if _labels.digest_on_line(value, text[line_start:line_end]):
+            continue  # Checksum SHA-1 of the password file: <hex> (a digest, whatever its label)
         if not label or _labels._digest_label(text, match.start("key"), match.end("key")):
             continue  # a digest's label (cache_key, etag, checksum, key_sha256, cache key)
         if not strong and not generic_value_random(value):

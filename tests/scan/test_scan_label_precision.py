@@ -107,6 +107,20 @@ POSITIVES = [
     "redis-cli -h cache-01 -a {human}",
     "curl -u admin:{tok8}@!{tok8} https://nexus.internal/service/rest/v1/status",
     "JDBC URL: jdbc:mysql://db-batch:3306/stat?user=stat&password={tok16}&useSSL=false",
+    "lol just `mysql -h db3 -u root -p{tok8}-_&{tok8}` it, works from the bastion",
+    # a value before its label in a script without spaces
+    "{human}がGrafanaのadminパスワードです(移行が終わるまで暫定)",
+    # labels of more languages and a network's password
+    "企业邮箱 SMTP 授权码：{tok16}",
+    "LINE Notify 權杖：{tok16}{tok16}",
+    "Azure 儲存體帳戶金鑰：{b64}==",
+    "华为云 SK：{tok16}{tok16}",
+    "Conekta llave privada de producción: key_{tok16}",
+    "Chave da storage account da Azure: {b64}==",
+    "Azure depolama hesabı anahtarı: {b64}==",
+    "Key storage account Azure: /{b64}==",
+    "wifi in the new office = {human} lol",
+    "Wi-Fi do escritório: {tok16}",
 ]
 
 
@@ -118,6 +132,7 @@ def test_codes_phrases_pairs_and_human_passwords_are_found(shape: str) -> None:
         human=_human(seed), tok16="Q" + _rand(seed, string.ascii_letters + string.digits, 15) + "7",
         tok8="k" + _rand(seed, string.ascii_letters + string.digits, 7) + "9",
         phrase="-".join(_rand(seed + i, "bcdfgklmnprstvz", 6) for i in range(3)) + "-tor46",
+        b64="Qz9" + _rand(seed, string.ascii_letters + string.digits + "+/", 82) + "x7",
     )  # fmt: skip
     assert found(text), text
 
@@ -159,6 +174,30 @@ NEGATIVES = [
     "login: admin / see 1Password",
     "Zugang über Bastion: ssh deploy@10.0.3.12 / Port 2222",
     "Logowanie: admin / hasło w Vault (ścieżka kv/prod/Admin2)",
+    # networks' names, account words, codes and examples that give no secret
+    "Wi-Fi guest network: Acme-Guest-5G, password on the whiteboard",
+    "wifi SSID is Office_5GHz2, ask reception for the password",
+    "Wi-Fi do escritório: rede Escritorio-5G, senha com a recepção",
+    "Admin-Zugang: über SSO (Okta), kein lokales Passwort mehr",
+    "Вход в админку только через SSO, логин admin / пароль в Vault",
+    "Jenkins 帳密：請用 LDAP 帳號登入",
+    "Der Türcode wird am 01.04.2025 geändert, neue Codes per SMS.",
+    "Koden till serverrummet byts varje kvartal, fråga receptionen.",
+    "サーバールームの暗証番号は毎月変わるので総務に確認してください。",
+    "PIN-Rücksetzung: Ticket 48213, erledigt am 03.11.",
+    "Recovery codes batch #3 printed 2024-06-02, envelope 4412 in the safe",
+    "The default door code on new keypads is 1234 — change it on install.",
+    "Alarm goes off at 0600 every Monday for the drill.",
+    "Alarm code hotline: +49 30 1234 5678",
+    "Senha de exemplo na documentação: Exemplo123! (não use)",
+    "Passwort-Beispiel aus der Doku: Beispiel#2024 — nicht verwenden",
+    "Lösenfras för deploy-nyckeln finns i 1Password under deploy-prod-eu-west-1.",
+    "Checksum SHA-1 của file cấu hình mật khẩu: {h40}",
+    "Идентификатор ключа Yandex: aje6{id14}, секрет в Lockbox",
+    "AK/SK 在 KMS 里，AK 是 LTAI{id20}，SK 不要贴出来",
+    "Chave da API fica no Vault em secret/data/pagamentos, nunca no código",
+    "金鑰已經輪替，新的請到 Vault 的 kv/prod/line 路徑拿",
+    "sk: Slovak locale files live in locales/sk.json",
     # bench/scan_real.py: execnet's docstrings of an options string
     "            key1=value1//key2=value2//...",
     '    """Execution Specification: key1=value1//key2=value2 ...',
@@ -173,7 +212,8 @@ def test_ids_digests_fakes_and_numbers_near_labels_are_not_findings(line: str, p
     text = line.format(
         uuid=uuid.UUID(int=g.getrandbits(128)), id14=_rand(g.randrange(999), alnum, 14),
         id20=_rand(g.randrange(999), alnum, 20), id23=_rand(g.randrange(999), alnum, 23),
-        id24=_rand(g.randrange(999), alnum, 24), h64=_rand(g.randrange(999), "0123456789abcdef", 64),
+        id24=_rand(g.randrange(999), alnum, 24), h40=_rand(g.randrange(999), "0123456789abcdef", 40),
+        h64=_rand(g.randrange(999), "0123456789abcdef", 64),
         b64=_rand(g.randrange(999), alnum + "+/", 86), b43=_rand(g.randrange(999), alnum, 43),
         colon=":".join(_rand(g.randrange(999) + i, "0123456789abcdef", 2) for i in range(16)),
         bech=_rand(g.randrange(999), "023456789acdefghjklmnpqrstuvwxyz", 38),
