@@ -371,12 +371,23 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "secret": ("授权码", "授權碼", "私钥", "私鑰"),
         "token": ("權杖", "金鑰", "密鑰", "存取金鑰", "api 金鑰", "sk"),
     },
-    "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน")},
+    "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน", "ตู้เซฟ")},
+    # safes, padlocks and lockers: the code near them is theirs
+    "safes": {
+        "pin": ("safe code", "safe combination", "padlock code", "padlock", "combination lock",
+                "lock combination", "tresor", "tresorcode", "vorhängeschloss", "caja fuerte",
+                "candado", "taquilla", "casillero", "coffre-fort", "cadenas", "cassaforte",
+                "lucchetto", "armadietto", "cadeado", "sejf", "sejfu", "kłódka", "kłódki", "сейф",
+                "сейфа", "сейфу", "kluis", "hangslot", "kassaskåp", "kassaskåpet", "hänglås",
+                "kasa kodu", "kasanın", "dolap şifresi", "asma kilit", "két sắt", "tủ khóa",
+                "gembok", "loker", "الخزنة", "الخزينة", "तिजोरी", "लॉकर", "金庫", "ロッカー", "南京錠",
+                "금고", "사물함", "자물쇠", "保险柜", "保險櫃", "储物柜", "儲物櫃", "密码锁", "密碼鎖"),
+    },
     "da-no": {"phrase": ("adgangsfrase", "passordfrase")},
 }  # fmt: skip
 for _lang, _kinds in _MORE_LABELS.items():
     for _kind, _labels in _kinds.items():
-        LABELS[_lang][_kind] = LABELS[_lang].get(_kind, ()) + _labels
+        LABELS.setdefault(_lang, {})[_kind] = LABELS.get(_lang, {}).get(_kind, ()) + _labels
 
 STRONG = frozenset({"password", "secret", "pin", "phrase", "wifi"})
 DETECTOR_KEYS = {
@@ -539,13 +550,13 @@ _TOKEN_WORDS = _r(
 )
 _DIGEST_WORDS = _r(
     r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|checksum|etag|e-tag|integrity|commit|fingerprint"
-    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
+    r"|cache|id|ids|uid|uuid|guid|kms|version|versions|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
     r"|public|pubkey|publishable)"
     r"(?![a-z])"
     # the same words in the other languages (stems: they may be inflected or compounded)
     r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
     r"|identifiant|identificador|identificativo|identificatore|identyfikator|identificatie"
-    r"|kennung|kimli[gğ]|идентификатор|ідентифікатор|معرّف|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
+    r"|versión|versão|версия|버전|バージョン|版本|kennung|kimli[gğ]|идентификатор|ідентифікатор|معرّف|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
     r"|pengenal|huella|impronta|empreinte|fingerabdruck|vingerafdruk|odcisk|sidik jari"
     r"|parmak izi|отпечат|відбит|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
     r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
@@ -616,9 +627,12 @@ _PUBLIC_ID = _r(
 """Ids and keys that are public by design: Stripe objects (``cus_``, ``price_``) and publishable
 keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``), an
 Alibaba Cloud AccessKey id (``LTAI``)."""
-_NAME_JOINED = _r(r"(?:[A-Z]?[a-z]{2,}[-_]|[A-Z]{2,}[-_])+\d{1,2}[A-Za-z][A-Za-z0-9]{0,3}")
-"""A name of words joined by dashes or underscores, ending in a figure with its unit
-(``Acme-Guest-5G``, ``Office_5GHz2``: a network's name), not a password (``Gorfiq_341``)."""
+_NAME_JOINED = _r(
+    r"(?:[A-Z]?[a-z]{2,}[-_]|[A-Z]{2,}[-_])+(?:\d{1,2}[A-Za-z][A-Za-z0-9]{0,3}|(?:19|20)\d\d)"
+)
+"""A name of words joined by dashes or underscores, ending in a figure with its unit or a year
+(``Acme-Guest-5G``, ``Office_5GHz2``: a network's name; ``Swish-cert-2025``: a vault item's),
+not a password (``Gorfiq_341``)."""
 _SRI = _r(r"(?i)(?:sha1|sha256|sha384|sha512)-[A-Za-z0-9+/]{20,}={0,2}")
 """A subresource-integrity hash (npm ``integrity``)."""
 _COLON_HEX = _r(r"(?:[0-9a-fA-F]{2}:){5,}[0-9a-fA-F]{2}")
@@ -989,7 +1003,9 @@ def _near(
             continue  # the cheap tests first: most runs near a label are words
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
-        if value.rstrip("*#").isdigit() and _not_a_code(line, start, end, value, distance):
+        if value.rstrip("*#").isdigit() and _not_a_code(
+            line, start, end, value, distance, after_label
+        ):
             continue  # a phone number (0171 5551234), a time of day or a count farther off
         if digest is None:
             digest = _digest_words(line, folded)
@@ -1011,7 +1027,9 @@ _TIME = _r(r"(?:[01]\d|2[0-3])[0-5]\d")
 _SEP_BEFORE = _r(r"[:=：][ \t]*$")
 
 
-def _not_a_code(line: str, start: int, end: int, value: str, distance: int) -> bool:
+def _not_a_code(
+    line: str, start: int, end: int, value: str, distance: int, after_label: bool = True
+) -> bool:
     """Digits near a code's label that are not the code: too far, a time of day farther than
     :data:`PIN_CHARS` / 2, or beside another group of digits (a phone number, a figure)."""
     reach = PIN_CHARS // 2 if _TIME.fullmatch(value) else PIN_CHARS
@@ -1019,17 +1037,59 @@ def _not_a_code(line: str, start: int, end: int, value: str, distance: int) -> b
         return True  # (pin for the yubikey on the release laptop = 546572: a separator's value)
     if _SEQUENTIAL.search(value) or _COUNTED.search(line, max(0, start - 12), start):
         return True  # 1234 (a default, not a code); ticket 48213, envelope 4412, #3
-    return bool(re.match(r"[ \t.\-/]?\d", line[end : end + 2])) or bool(
-        re.search(r"\d[ \t.\-/]?$", line[max(0, start - 2) : start])
-    )
+    if re.match(r"[ \t.\-/]?\d", line[end : end + 2]) or re.search(
+        r"\d[ \t.\-/]?$", line[max(0, start - 2) : start]
+    ):
+        return True
+    if distance <= 2 or not after_label or _introduced(line, start):
+        return False
+    if _TIME.fullmatch(value):
+        return True  # Larmet gick 0300: a time needs its code introduced
+    return _CLAUSE.search(line, start - distance, start) is not None  # (a noun phrase runs on)
+
+
+_CLAUSE = _r(r"[,;.!?()\[\]、，。；]")
+"""Punctuation between a label and digits: the digits belong to another phrase (``im Tresor
+(1Password), Eintrag 4821``), unless they are introduced as the code."""
+
+
+_INTRODUCER = _r(
+    r"(?i)(?:[:=：—–\-]|" + _COPULAS + r"|är|er|on|ist|c'est|lautet|wynosi|brzmi|est"
+    r"|mit|with|med|con|avec|com|ile|dengan|với|по|через|بـ|से|mittels"
+    r"|code|codes|kod|kodu|kodem|koden|код|кодом|kode|código|codigo|codice|mã|mã số|số"
+    r"|number|nummer|numéro|número|numer|номер|رقم|رمز|कोड|नंबर|pin)"
+)
+
+
+def _introduced(line: str, start: int) -> bool:
+    """Whether the digits at ``start`` are introduced as a code: straight after a script
+    without spaces (``は842724*``), or after a separator, a copula, a preposition, a short
+    word or a word for code or number (``lautet 9517``, ``mit 5960``, ``kodem 6230``); not
+    after another noun (``Eintrag 4821``, ``dossier 2231``, ``zarf 4412``)."""
+    head = line[max(0, start - 24) : start]
+    if not head[-1:].isspace():
+        return True
+    words = head.split()
+    if not words:
+        return True
+    word = words[-1].strip("*_`'\"«»“”()[],.")
+    if word[-1:] and _is_unspaced(word[-1]):
+        return True  # 비밀번호(도어락)는 V: a particle glued to the word
+    return len(word) <= 2 or _INTRODUCER.fullmatch(word.lower()) is not None
 
 
 _SEQUENTIAL = _r(r"^(?:0123|1234|2345|3456|4567|5678|6789|9876|8765|7654|6543|5432|4321|3210)")
 _COUNTED = _r(
-    r"(?i)(?:ticket|issue|bug|case|pr|mr|order|invoice|envelope|batch|room|ext|port|build|step"
-    r"|page|line|no\.?|nr\.?|n°|nº|#|bilet|talep|заявк[аи]|тикет|工单|工單|チケット|티켓)[ \t:#№]*$"
+    r"(?i)(?<![^\W\d_])(?:ticket|issue|bug|case|pr|mr|order|invoice|envelope|batch|room|port|build"
+    r"|step|page|line|no\.?|nr\.?|n°|nº|#|bilet|talep|заявк[аи]|тикет|工单|工單|チケット|티켓"
+    # a telephone extension, a model or type, a floor or room, a page, a contract
+    r"|ext\.?|extension|extensión|extensão|poste|durchwahl|wewn\.?|доб\.?|добавочный|ramal"
+    r"|dahili|máy lẻ|内線|分机|分機|내선|typ|type|model|modell|modelo|modèle|модель|serie|series"
+    r"|raum|sala|salle|pokój|комната|phòng|oda|etage|piso|étage|piętro|этаж|seite|página|strona"
+    r"|страница|vertrag|contrato|contrat|umowa|договор)[ \t:#№.]*$"
 )
-"""A number that counts or names something (``ticket 48213``, ``envelope 4412``), not a code."""
+"""A number that counts or names something (``ticket 48213``, ``envelope 4412``, ``extensión
+4821``, ``Typ 5560``), not a code."""
 
 
 class _Nearest:
@@ -1162,8 +1222,8 @@ def digest_on_line(value: str, line: str) -> bool:
 
 
 def _name_joined(value: str) -> bool:
-    """:data:`_NAME_JOINED` with at most three digits in all."""
-    return sum(c.isdigit() for c in value) <= 3 and _NAME_JOINED.fullmatch(value) is not None
+    """:data:`_NAME_JOINED` with at most four digits in all."""
+    return sum(c.isdigit() for c in value) <= 4 and _NAME_JOINED.fullmatch(value) is not None
 
 
 def _base64_blob(value: str) -> bool:

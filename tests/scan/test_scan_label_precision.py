@@ -121,6 +121,14 @@ POSITIVES = [
     "Key storage account Azure: /{b64}==",
     "wifi in the new office = {human} lol",
     "Wi-Fi do escritório: {tok16}",
+    # safes, padlocks and lockers; a noun phrase from the label to the code
+    "Der Code für den Tresor lautet {pin6}.",
+    "Código del candado de la taquilla: {pin4}",
+    "Kod do sejfu to {pin6}",
+    "Код от сейфа — {pin6}",
+    "Kasa kodu {pin4}, kimseye söyleme",
+    "PIN alarm kantor {pin4}, masukin dalam 30 detik.",
+    "الرقم السري لباب غرفة الخوادم {pin6}",
 ]
 
 
@@ -170,6 +178,15 @@ NEGATIVES = [
     "Alarmanlage Wartung am 15.03., Techniker 0171 5551234",
     "Door code changed on 2024-05-01, ask the office manager.",
     "Die Alarmanlage hat 3 Zonen und 12 Melder, Wartung 2025.",
+    "Die Zugangsdaten liegen im Tresor (1Password), Eintrag 4821",
+    "Le mot de passe est dans le coffre-fort numérique, dossier 2231",
+    "Şifre kasanın içinde, zarf 4412",
+    "El código de la alarma lo tiene seguridad, extensión 4821",
+    "Alarmanlage Typ 5560 von Telenot, Wartungsvertrag bis 2026",
+    "Lösenfras: finns i Bitwarden under Swish-cert-2025",
+    "Kubernetes secret resourceVersion 48213712, uid {uuid}",
+    "AWS KMS key {uuid} encrypts the DB password",
+    "Azure Key Vault secret version {h32} (the current password)",
     # account words with no password in the pair
     "login: admin / see 1Password",
     "Zugang über Bastion: ssh deploy@10.0.3.12 / Port 2222",
@@ -213,6 +230,7 @@ def test_ids_digests_fakes_and_numbers_near_labels_are_not_findings(line: str, p
         uuid=uuid.UUID(int=g.getrandbits(128)), id14=_rand(g.randrange(999), alnum, 14),
         id20=_rand(g.randrange(999), alnum, 20), id23=_rand(g.randrange(999), alnum, 23),
         id24=_rand(g.randrange(999), alnum, 24), h40=_rand(g.randrange(999), "0123456789abcdef", 40),
+        h32=_rand(g.randrange(999), "0123456789abcdef", 32),
         h64=_rand(g.randrange(999), "0123456789abcdef", 64),
         b64=_rand(g.randrange(999), alnum + "+/", 86), b43=_rand(g.randrange(999), alnum, 43),
         colon=":".join(_rand(g.randrange(999) + i, "0123456789abcdef", 2) for i in range(16)),
