@@ -402,10 +402,19 @@ BRIDGE_WORDS = 5
 def label_words() -> tuple[str, ...]:
     """A literal of each label the anchor pass must find (lower case; its longest word)."""
     words = set()
+    more = {
+        label for kinds in _MORE_LABELS.values() for labels in kinds.values() for label in labels
+    }
     for kinds in LABELS.values():
         for labels in kinds.values():
             for label in labels:
-                words.add(max(label.split(" "), key=len).lower())
+                longest = max(label.split(" "), key=len).lower()
+                if label in more and " " in label and longest.isascii():
+                    longest = label.lower()  # door code, not door (delegate, unsafe, decodes…)
+                elif label in more and len(longest) <= 3 and longest.isascii():
+                    continue  # SK: anchored on its separator below
+                words.add(longest)
+    words |= {"sk:", "sk：", "sk =", " p :"}
     words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login", "sqlcmd",
               "htpasswd", "ldap", "smbclient", "pass:", "--password"}  # fmt: skip
     words |= set(PROVIDERS)
