@@ -1355,7 +1355,7 @@ def _digest_heads_in(folded: str) -> bool:
     """Whether ``folded`` (caseless-folded text) holds the literal head of one of
     :data:`_DIGEST_WORDS`' alternatives: a match there needs one, so where none occurs
     the search (a long alternation ``re`` tries at every position) is skipped."""
-    return any(head in folded for head in _digest_heads())
+    return any(map(folded.__contains__, _digest_heads()))
 
 
 @functools.cache

@@ -30,6 +30,7 @@ import importlib
 import importlib.util
 import os
 import re
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,7 +39,6 @@ Anchor = tuple[str, bool]
 
 MIN_PREFIX = 2
 MAX_PREFIXES = 16
-_WIDE = re.compile(r"[^\x00-\x7f]")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -278,9 +278,11 @@ def rule_anchors(keywords: tuple[str, ...], pattern: str, flags: int) -> tuple[A
 
 # --- the engines ----------------------------------------------------------------------------
 
-Finder = Callable[[str], list[list[int]]]
-"""text -> for each anchor, the offsets of its first occurrence on each line holding it
-(of every occurrence, for the anchors a finder was built to report in full)."""
+Hits = dict[int, list[int]]
+Finder = Callable[[str], Hits]
+"""text -> for each anchor present (by its number), the offsets of its first occurrence on
+each line holding it (of every occurrence, for the anchors a finder was built to report in
+full). An absent anchor has no entry: a text holds a few of the table's hundreds."""
 
 
 def _first_per_line(text: str, offsets: list[int]) -> list[int]:
@@ -301,24 +303,26 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
     needles = [literal.lower() if caseless else literal for literal, caseless in anchors]
     wide = [frozenset(c for c in needle if not c.isascii()) for needle in needles]
 
-    def find(text: str) -> list[list[int]]:
+    def find(text: str) -> Hits:
         lowered: str | None = None
-        present: frozenset[str] | None = None  # the non-ASCII characters of the text, once
-        out: list[list[int]] = []
+        present: set[str] | None = None  # the non-ASCII letters of the text and its lower case
+        out: Hits = {}
         for ident, (_, caseless) in enumerate(anchors):
             if caseless and lowered is None:
                 lowered = ascii_lower(text)
             hay = lowered if caseless and lowered is not None else text
             needle = needles[ident]
-            hits: list[int] = []
             if wide[ident]:  # a label in another script: absent unless its letters are there
-                if present is None:
-                    present = frozenset(_WIDE.findall(lowered if lowered is not None else text))
-                    present |= frozenset(_WIDE.findall(text))
+                if present is None:  # (the runs of non-ASCII letters: one C-speed pass)
+                    present = set("".join(_WIDE_RUN.findall(text)))
+                    if lowered is not None and lowered is not text:
+                        present.update("".join(_WIDE_RUN.findall(lowered)))
                 if not wide[ident] <= present:
-                    out.append(hits)
                     continue
             pos = hay.find(needle)
+            if pos < 0:
+                continue
+            hits: list[int] = []
             if ident in every:
                 while pos >= 0:
                     hits.append(pos)
@@ -327,7 +331,7 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
                 hits.append(pos)
                 line_end = text.find("\n", pos)
                 pos = hay.find(needle, line_end + 1) if line_end >= 0 else -1
-            out.append(hits)
+            out[ident] = hits
         return out
 
     return find
@@ -356,7 +360,7 @@ def hyperscan_finder(
 
     one_byte = all(literal.isascii() and "?" not in literal for literal, _ in anchors)
 
-    def find(text: str) -> list[list[int]]:
+    def find(text: str) -> Hits:
         # One byte per character: a text that is not ASCII is scanned in Latin-1 with "?"
         # for what Latin-1 lacks. The anchors here are ASCII and hold no "?", and a byte
         # of 0x80 or more never matches one (Hyperscan folds ASCII letters only), so the
@@ -367,7 +371,7 @@ def hyperscan_finder(
             data = text.encode("latin-1", "replace")
         else:  # pragma: no cover - no anchor holds "?" today
             data = text.encode("utf-8", "surrogatepass")
-        ends: list[list[int]] = [[] for _ in anchors]
+        ends: defaultdict[int, list[int]] = defaultdict(list)
 
         def on_match(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
             ends[ident].append(to)
@@ -377,15 +381,12 @@ def hyperscan_finder(
             scratch = local.scratch = hyperscan.Scratch(db)
         db.scan(data, match_event_handler=on_match, scratch=scratch)
         to_char = None if len(data) == len(text) else _CharOffsets(text)  # (see above)
-        out: list[list[int]] = []
-        for ident, found in enumerate(ends):
-            if not found:  # most anchors are absent from most texts
-                out.append(found)
-                continue
+        out: Hits = {}
+        for ident, found in ends.items():  # (most anchors are absent from most texts)
             starts = sorted(to - lengths[ident] for to in found)
             if to_char is not None:
                 starts = to_char.of(starts)
-            out.append(starts if ident in every else _first_per_line(text, starts))
+            out[ident] = starts if ident in every else _first_per_line(text, starts)
         return out
 
     return find
@@ -468,13 +469,10 @@ def _mixed_finder(anchors: Sequence[Anchor], every: frozenset[int]) -> Finder | 
         frozenset(n for n, i in enumerate(other_ids) if i in every),
     )
 
-    def find(text: str) -> list[list[int]]:
-        out: list[list[int]] = [[] for _ in anchors]
-        for i, hits in zip(ascii_ids, fast(text), strict=True):
-            out[i] = hits
+    def find(text: str) -> Hits:
+        out = {ascii_ids[n]: hits for n, hits in fast(text).items()}
         if not text.isascii():
-            for i, hits in zip(other_ids, slow(text), strict=True):
-                out[i] = hits
+            out.update((other_ids[n], hits) for n, hits in slow(text).items())
         return out
 
     return find

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 from teamsync.security._prefilter import (
     Anchor,
     Finder,
+    Hits,
     guard_after_prefix,
     make_finder,
     python_finder,
@@ -273,7 +274,7 @@ def _sized(anchors: list[Anchor], every: frozenset[int]) -> tuple[str, Finder]:
     large: list[Finder] = []
     seen = [0]
 
-    def find(text: str) -> list[list[int]]:
+    def find(text: str) -> Hits:
         seen[0] += len(text)
         if not large and seen[0] < SMALL_WORK:
             return small(text)
@@ -312,18 +313,24 @@ class _Text:
         self.path = path
         self.first_line = first_line
         self.positions = compiled.finder(text)
-        self._spans: dict[tuple[tuple[int, ...], int], list[tuple[int, int]]] = {}
+        self._spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._allowed: dict[int, bool] = {}
 
     def anchor_spans(self, ids: tuple[int, ...], extra_chars: int) -> list[tuple[int, int]]:
-        """The lines holding an anchor (to the end of the line ``extra_chars`` later), merged."""
-        key = (ids, extra_chars)
+        """The lines holding an anchor (to the end of the line ``extra_chars`` later), merged.
+
+        ``ids`` is one of the plan's own tuples (a rule's anchors, the generic layer's),
+        which live as long as the plan: the cache is keyed by its identity, not by
+        hashing hundreds of numbers at every call.
+        """
+        key = (id(ids), extra_chars)
         cached = self._spans.get(key)
         if cached is None:
-            text, spans = self.text, []
-            for ident in ids:
+            text, spans, positions = self.text, [], self.positions
+            wanted = positions.keys() & _id_set(ids)  # the few the text holds
+            for ident in wanted:
                 line_end = -1
-                for pos in self.positions[ident]:
+                for pos in positions[ident]:
                     if pos <= line_end:
                         continue  # the first one on its line counts (some anchors list all)
                     line_end = text.find("\n", pos)
@@ -355,6 +362,17 @@ class _Text:
             last = offset
             numbers[offset] = line
         return numbers
+
+
+_ID_SETS: dict[int, tuple[tuple[int, ...], frozenset[int]]] = {}
+
+
+def _id_set(ids: tuple[int, ...]) -> frozenset[int]:
+    """``frozenset(ids)``, built once per tuple (kept with it, so its identity stays its own)."""
+    held = _ID_SETS.get(id(ids))
+    if held is None or held[0] is not ids:
+        held = _ID_SETS[id(ids)] = (ids, frozenset(ids))
+    return held[1]
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -515,8 +533,9 @@ def _generic_line_matches(
 
     text = doc.text
     ascii_text = text.isascii()
-    english = sorted(pos for i in compiled.english_starts for pos in doc.positions[i])
-    foreign = sorted(pos for i in compiled.foreign_starts for pos in doc.positions[i])
+    positions = doc.positions
+    english = sorted(pos for i in compiled.english_starts for pos in positions.get(i, ()))
+    foreign = sorted(pos for i in compiled.foreign_starts for pos in positions.get(i, ()))
     backwards = ""
     for start, end in doc.anchor_spans(ids, 0):
         if ascii_text or text[start:end].isascii():
@@ -647,7 +666,7 @@ class Scanner:
             path = in_name[0].path
             self._findings.extend(replace(f, commit=commit) for f in in_name)
         doc = _Text(text, path, first_line, self.plan)
-        present = {i for i, found in enumerate(doc.positions) if found}
+        present = doc.positions.keys()  # the anchors the text holds (each with a hit)
         taken = _Taken()
         hits: list[_Hit] = []
         for index, (rule, ids) in enumerate(zip(RULES, self.plan.rule_anchors, strict=True)):
