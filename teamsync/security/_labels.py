@@ -414,7 +414,7 @@ def label_words() -> tuple[str, ...]:
                 elif label in more and len(longest) <= 3 and longest.isascii():
                     continue  # SK: anchored on its separator below
                 words.add(longest)
-    words |= {"sk:", "sk：", "sk =", " p :"}
+    words |= {" sk:", " sk：", " sk =", " p :"}  # (sk: alone is inside task:, mask =)
     words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login", "sqlcmd",
               "htpasswd", "ldap", "smbclient", "pass:", "--password"}  # fmt: skip
     words |= set(PROVIDERS)
