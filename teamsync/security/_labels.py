@@ -257,6 +257,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "keypad code", "entry code", "lockbox code", "2fa codes", "2fa backup codes",
                 "2fa recovery codes"),
         "phrase": ("passphrase", "pass phrase", "key passphrase"),
+        "wifi": ("wifi", "wi-fi", "wlan"),
     },
     "de": {
         "pin": ("türcode", "zugangscode", "alarmcode", "tresorcode", "alarmanlage",
@@ -271,6 +272,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "códigos de respaldo"),
         "phrase": ("frase de paso", "frase de contraseña", "frase secreta"),
         "login": ("acceso",),
+        "token": ("llave", "llave privada", "llave secreta"),
     },
     "fr": {
         "pin": ("code de la porte", "code d'accès", "code de l'alarme", "code alarme", "digicode",
@@ -283,6 +285,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "código de acesso", "códigos de backup", "códigos de recuperação"),
         "phrase": ("frase-senha", "frase de senha"),
         "login": ("acesso",),
+        "token": ("chave", "chave privada"),
     },
     "it": {
         "pin": ("codice della porta", "codice dell'allarme", "codice di accesso", "codici di backup",
@@ -323,6 +326,7 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "kurtarma kodları", "yedek kodlar"),
         "phrase": ("parola öbeği", "parola ifadesi"),
         "login": ("giriş", "girişi"),
+        "token": ("anahtarı", "anahtarını"),
     },
     "vi": {
         "pin": ("mã cửa", "mã báo động", "mã két", "mã tủ", "mã khôi phục", "mã dự phòng"),
@@ -364,18 +368,31 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
                 "恢复码", "备用码", "備用碼", "復原碼", "恢復碼"),
         "phrase": ("密码短语", "口令短语", "密碼短語"),
         "login": ("帳密", "账密", "帳號", "账号", "登录", "登入", "登錄"),
+        "secret": ("授权码", "授權碼", "私钥", "私鑰"),
+        "token": ("權杖", "金鑰", "密鑰", "存取金鑰", "api 金鑰", "sk"),
     },
-    "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน")},
+    "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน", "ตู้เซฟ")},
+    # safes, padlocks and lockers: the code near them is theirs
+    "safes": {
+        "pin": ("safe code", "safe combination", "padlock code", "padlock", "combination lock",
+                "lock combination", "tresor", "tresorcode", "vorhängeschloss", "caja fuerte",
+                "candado", "taquilla", "casillero", "coffre-fort", "cadenas", "cassaforte",
+                "lucchetto", "armadietto", "cadeado", "sejf", "sejfu", "kłódka", "kłódki", "сейф",
+                "сейфа", "сейфу", "kluis", "hangslot", "kassaskåp", "kassaskåpet", "hänglås",
+                "kasa kodu", "kasanın", "dolap şifresi", "asma kilit", "két sắt", "tủ khóa",
+                "gembok", "loker", "الخزنة", "الخزينة", "तिजोरी", "लॉकर", "金庫", "ロッカー", "南京錠",
+                "금고", "사물함", "자물쇠", "保险柜", "保險櫃", "储物柜", "儲物櫃", "密码锁", "密碼鎖"),
+    },
     "da-no": {"phrase": ("adgangsfrase", "passordfrase")},
 }  # fmt: skip
 for _lang, _kinds in _MORE_LABELS.items():
     for _kind, _labels in _kinds.items():
-        LABELS[_lang][_kind] = LABELS[_lang].get(_kind, ()) + _labels
+        LABELS.setdefault(_lang, {})[_kind] = LABELS.get(_lang, {}).get(_kind, ()) + _labels
 
-STRONG = frozenset({"password", "secret", "pin", "phrase"})
+STRONG = frozenset({"password", "secret", "pin", "phrase", "wifi"})
 DETECTOR_KEYS = {
     "password": "password", "pin": "password", "secret": "secret", "token": "api_key",
-    "phrase": "password", "direct": DIRECT_KEY,
+    "phrase": "password", "wifi": "password", "direct": DIRECT_KEY,
 }  # fmt: skip
 """The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
 BRIDGE_WORDS = 5
@@ -385,10 +402,19 @@ BRIDGE_WORDS = 5
 def label_words() -> tuple[str, ...]:
     """A literal of each label the anchor pass must find (lower case; its longest word)."""
     words = set()
+    more = {
+        label for kinds in _MORE_LABELS.values() for labels in kinds.values() for label in labels
+    }
     for kinds in LABELS.values():
         for labels in kinds.values():
             for label in labels:
-                words.add(max(label.split(" "), key=len).lower())
+                longest = max(label.split(" "), key=len).lower()
+                if label in more and " " in label and longest.isascii():
+                    longest = label.lower()  # door code, not door (delegate, unsafe, decodes…)
+                elif label in more and len(longest) <= 3 and longest.isascii():
+                    continue  # SK: anchored on its separator below
+                words.add(longest)
+    words |= {" sk:", " sk：", " sk =", " p :"}  # (sk: alone is inside task:, mask =)
     words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login", "sqlcmd",
               "htpasswd", "ldap", "smbclient", "pass:", "--password"}  # fmt: skip
     words |= set(PROVIDERS)
@@ -507,7 +533,7 @@ _PAIR = _r(
 _CLI_WORDS = ("mysql", "mariadb", "sshpass", "curl", "redis-cli", "sqlcmd", "bcp", "osql",
               "htpasswd", "ldap", "smbclient", "pass:", "--password")  # fmt: skip
 _CLI = _r(
-    r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
+    r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"`-][^\s'\"`]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
     r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"]+)"
     r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
@@ -533,13 +559,13 @@ _TOKEN_WORDS = _r(
 )
 _DIGEST_WORDS = _r(
     r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|checksum|etag|e-tag|integrity|commit|fingerprint"
-    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
+    r"|cache|id|ids|uid|uuid|guid|kms|version|versions|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
     r"|public|pubkey|publishable)"
     r"(?![a-z])"
     # the same words in the other languages (stems: they may be inflected or compounded)
     r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
     r"|identifiant|identificador|identificativo|identificatore|identyfikator|identificatie"
-    r"|kennung|kimli[gğ]|идентификатор|ідентифікатор|معرّف|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
+    r"|versión|versão|версия|버전|バージョン|版本|kennung|kimli[gğ]|идентификатор|ідентифікатор|معرّف|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
     r"|pengenal|huella|impronta|empreinte|fingerabdruck|vingerafdruk|odcisk|sidik jari"
     r"|parmak izi|отпечат|відбит|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
     r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
@@ -563,6 +589,7 @@ _NOT_SECRET_LABEL_TAIL = _r(
 _HEX = _r(r"[0-9a-fA-F]+")
 _HASH_NAME_END = _r(r"(?i)(?<![a-z0-9])(?:sha-?\d*|md5|blake2[bs]?|sha3-\d+)\)?$")
 _PATH_PART = _r(r"[a-z0-9_.\-]+")
+_NAME_PART = _r(r"[A-Z]?[a-z]{2,}\d{0,4}")
 _EXAMPLE_BEFORE = _r(
     r"(?i)(?:e\.g\.|eg\.|i\.e\.|for example|for instance|such as|like|z\.\s?b\.|zum beispiel|p\.\s?ej\."
     r"|por ejemplo|par exemple|p\.\s?ex\.|ad es\.|ad esempio|per esempio|bijv\.|bijvoorbeeld|np\."
@@ -604,18 +631,29 @@ _PUBLIC_ID = _r(
     r"|inv|cs|prom|promo|coupon|ord|order|quote|file|link|plink|bpc|ich|ca|cn|dp|du|ic|il"
     r"|iv|mbur|payatt|pyr|trr|ipi|ssi|tml|tmr|txi|or|cbtxn|fee|wh|we)_[A-Za-z0-9]{8,40}"
     r"|pk_(?:live|test)_[A-Za-z0-9]{16,128}|rzp_(?:live|test)_[A-Za-z0-9]{10,20}"
-    r"|(?:live|test)_g?ck_[A-Za-z0-9]{16,64}"
+    r"|(?:live|test)_g?ck_[A-Za-z0-9]{16,64}|LTAI[A-Za-z0-9]{12,20}"
 )
 """Ids and keys that are public by design: Stripe objects (``cus_``, ``price_``) and publishable
-keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``)."""
+keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``), an
+Alibaba Cloud AccessKey id (``LTAI``)."""
+_NAME_JOINED = _r(
+    r"(?:[A-Z]?[a-z]{2,}[-_]|[A-Z]{2,}[-_])+(?:\d{1,2}[A-Za-z][A-Za-z0-9]{0,3}|(?:19|20)\d\d)"
+)
+"""A name of words joined by dashes or underscores, ending in a figure with its unit or a year
+(``Acme-Guest-5G``, ``Office_5GHz2``: a network's name; ``Swish-cert-2025``: a vault item's),
+not a password (``Gorfiq_341``)."""
 _SRI = _r(r"(?i)(?:sha1|sha256|sha384|sha512)-[A-Za-z0-9+/]{20,}={0,2}")
 """A subresource-integrity hash (npm ``integrity``)."""
 _COLON_HEX = _r(r"(?:[0-9a-fA-F]{2}:){5,}[0-9a-fA-F]{2}")
 """A key's MD5 fingerprint or a hardware address, written in colon-separated pairs."""
 _ADDRESS = _r(r"(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}|0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33}")
 """A public wallet address (bech32, an Ethereum or a Tron address)."""
-_FAKE = _r(r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus)(?![a-z])")
-"""A value that says it is made up (``test1234-fake``, ``fake_pwd_123``)."""
+_FAKE = _r(
+    r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus|value|exemplo|ejemplo|exemple|beispiel|esempio"
+    r"|voorbeeld|przyk[lł]ad|contoh|örnek|ornek)(?![a-z])"
+)
+"""A value that says it is made up (``test1234-fake``, ``fake_pwd_123``) or a placeholder for
+one (``key1=value1//key2=value2``: the docs of an options string)."""
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
     r"|(?<![A-Za-z0-9])(?:#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@)(?![A-Za-z0-9])|^\$\w|\$\{|\{|\}|<|>"
@@ -654,12 +692,17 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if kind == "pin" and _digit_code(value):
         digits = value.rstrip("*#").replace("-", "")
-        return 4 <= len(digits) <= 12 and len(set(digits)) > 2
+        return 4 <= len(digits) <= 12 and len(set(digits)) > 2 and not _SEQUENTIAL.match(digits)
     if kind == "phrase":
         if _PASSPHRASE.fullmatch(value):
             return not looks_like_placeholder(value) and not _FAKE.search(value)
         kind = "password"
-    if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value):
+    if kind == "wifi":  # a network's password, not its name (Bureau-5G, Acme_Guest)
+        marks = any(not c.isalnum() and c not in "-_." for c in value)
+        if sum(c.isdigit() for c in value) < 2 and not marks and not generic_value_random(value):
+            return False
+        kind = "password"
+    if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value) or _name_joined(value):
         return False  # Accept-Encoding, SCHEMATHESIS-INVALID-VALUE, verbosity=0
     lowered = value.lower()
     if lowered in _DOC_VALUES or _DOC_STEMS.fullmatch(value):
@@ -667,7 +710,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
     if "password" in lowered or "secret" in lowered or "passwd" in lowered:
         return False  # password1, a%20secret, rest-of-my-password: the label, not a value
     if value.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", value):
-        return False
+        if not _base64_blob(value):
+            return False  # a path, not base64 that starts with a slash
     if _KEY_FILE.search(value) or "://" in value:
         return False
     if _FINGERPRINT.match(value) or _NAMESPACED.fullmatch(value):
@@ -691,9 +735,10 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
     if _PREFIXED_UUID.fullmatch(value):
         return kind == "token"
     if not generic_value_plausible(value) and not (
-        kind in STRONG and (_short_password(value) or _prose_password(value))
+        kind in STRONG and (_short_password(value) or prose_password(value))
     ):
-        return False
+        if not _base64_blob(value):
+            return False
     if kind not in STRONG or example:
         if _HEX.fullmatch(value) and kind not in STRONG:
             return False
@@ -707,7 +752,10 @@ def _path_words(value: str) -> bool:
     parts = value.split("/")
     if len(parts) < 3 or not all(parts):
         return False
-    return all(_PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() for p in parts)
+    return all(
+        _PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() or _NAME_PART.fullmatch(p)
+        for p in parts
+    )
 
 
 def _camel_words(value: str) -> bool:
@@ -840,7 +888,9 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         if credential_value(value, "password", example=example) or _short_password(value):
             yield "password", value
             return
-    paired = any(part in lowered for part in ("u:", "u=", "user:", "user=", "name:", "login:"))
+    paired = any(
+        part in lowered for part in ("u:", "u=", "u :", "user:", "user=", "name:", "login:")
+    )
     for match in _PAIR.finditer(line) if paired else ():
         value = _clean(match.group("uv"), False)
         if credential_value(value, "password", example=example):
@@ -986,7 +1036,9 @@ def _near(
             continue  # the cheap tests first: most runs near a label are words
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
-        if value.rstrip("*#").isdigit() and _not_a_code(line, start, end, value, distance):
+        if value.rstrip("*#").isdigit() and _not_a_code(
+            line, start, end, value, distance, after_label
+        ):
             continue  # a phone number (0171 5551234), a time of day or a count farther off
         if digest is None:
             digest = _digest_words(line, folded)
@@ -1008,15 +1060,69 @@ _TIME = _r(r"(?:[01]\d|2[0-3])[0-5]\d")
 _SEP_BEFORE = _r(r"[:=：][ \t]*$")
 
 
-def _not_a_code(line: str, start: int, end: int, value: str, distance: int) -> bool:
+def _not_a_code(
+    line: str, start: int, end: int, value: str, distance: int, after_label: bool = True
+) -> bool:
     """Digits near a code's label that are not the code: too far, a time of day farther than
     :data:`PIN_CHARS` / 2, or beside another group of digits (a phone number, a figure)."""
     reach = PIN_CHARS // 2 if _TIME.fullmatch(value) else PIN_CHARS
     if distance > reach and not _SEP_BEFORE.search(line, max(0, start - 3), start):
         return True  # (pin for the yubikey on the release laptop = 546572: a separator's value)
-    return bool(re.match(r"[ \t.\-/]?\d", line[end : end + 2])) or bool(
-        re.search(r"\d[ \t.\-/]?$", line[max(0, start - 2) : start])
-    )
+    if _SEQUENTIAL.search(value) or _COUNTED.search(line, max(0, start - 12), start):
+        return True  # 1234 (a default, not a code); ticket 48213, envelope 4412, #3
+    if re.match(r"[ \t.\-/]?\d", line[end : end + 2]) or re.search(
+        r"\d[ \t.\-/]?$", line[max(0, start - 2) : start]
+    ):
+        return True
+    if distance <= 2 or not after_label or _introduced(line, start):
+        return False
+    if _TIME.fullmatch(value):
+        return True  # Larmet gick 0300: a time needs its code introduced
+    return _CLAUSE.search(line, start - distance, start) is not None  # (a noun phrase runs on)
+
+
+_CLAUSE = _r(r"[,;.!?()\[\]、，。；]")
+"""Punctuation between a label and digits: the digits belong to another phrase (``im Tresor
+(1Password), Eintrag 4821``), unless they are introduced as the code."""
+
+
+_INTRODUCER = _r(
+    r"(?i)(?:[:=：—–\-]|" + _COPULAS + r"|är|er|on|ist|c'est|lautet|wynosi|brzmi|est"
+    r"|mit|with|med|con|avec|com|ile|dengan|với|по|через|بـ|से|mittels"
+    r"|code|codes|kod|kodu|kodem|koden|код|кодом|kode|código|codigo|codice|mã|mã số|số"
+    r"|number|nummer|numéro|número|numer|номер|رقم|رمز|कोड|नंबर|pin)"
+)
+
+
+def _introduced(line: str, start: int) -> bool:
+    """Whether the digits at ``start`` are introduced as a code: straight after a script
+    without spaces (``は842724*``), or after a separator, a copula, a preposition, a short
+    word or a word for code or number (``lautet 9517``, ``mit 5960``, ``kodem 6230``); not
+    after another noun (``Eintrag 4821``, ``dossier 2231``, ``zarf 4412``)."""
+    head = line[max(0, start - 24) : start]
+    if not head[-1:].isspace():
+        return True
+    words = head.split()
+    if not words:
+        return True
+    word = words[-1].strip("*_`'\"«»“”()[],.")
+    if word[-1:] and _is_unspaced(word[-1]):
+        return True  # 비밀번호(도어락)는 V: a particle glued to the word
+    return len(word) <= 2 or _INTRODUCER.fullmatch(word.lower()) is not None
+
+
+_SEQUENTIAL = _r(r"^(?:0123|1234|2345|3456|4567|5678|6789|9876|8765|7654|6543|5432|4321|3210)")
+_COUNTED = _r(
+    r"(?i)(?<![^\W\d_])(?:ticket|issue|bug|case|pr|mr|order|invoice|envelope|batch|room|port|build"
+    r"|step|page|line|no\.?|nr\.?|n°|nº|#|bilet|talep|заявк[аи]|тикет|工单|工單|チケット|티켓"
+    # a telephone extension, a model or type, a floor or room, a page, a contract
+    r"|ext\.?|extension|extensión|extensão|poste|durchwahl|wewn\.?|доб\.?|добавочный|ramal"
+    r"|dahili|máy lẻ|内線|分机|分機|내선|typ|type|model|modell|modelo|modèle|модель|serie|series"
+    r"|raum|sala|salle|pokój|комната|phòng|oda|etage|piso|étage|piętro|этаж|seite|página|strona"
+    r"|страница|vertrag|contrato|contrat|umowa|договор)[ \t:#№.]*$"
+)
+"""A number that counts or names something (``ticket 48213``, ``envelope 4412``, ``extensión
+4821``, ``Typ 5560``), not a code."""
 
 
 class _Nearest:
@@ -1095,6 +1201,10 @@ def _judge(
         if _PASSPHRASE.fullmatch(value):
             return DIRECT_KIND if credential_value(value, "phrase", example=example) else None
         kind = "password"
+    if kind == "wifi":
+        if value.isdigit() or not credential_value(value, "wifi", example=example):
+            return None
+        kind = "password"
     if kind == "pin" and not value.isdigit() and _digit_code(value):
         value = value.rstrip("*#")
         if "-" in value:  # 3266-6486-8135: a recovery code in groups
@@ -1114,6 +1224,8 @@ def _judge(
     if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
         return None
     if kind in STRONG and _password_shaped(value) and not _word_with_digit(value):
+        if digest and not after_label:
+            return None  # <id>, секрет в Lockbox: on a line naming an id, the label comes first
         return kind if credential_value(value, "password", example=example) else None
     if digest or len(value) < 16 or not credential_value(value, "token", example=example):
         if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
@@ -1130,9 +1242,33 @@ PASSPHRASE_MIN = 11
 """A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
 _CODE = _r(r"(?<![\w\-])[a-z0-9]{4,6}-[a-z0-9]{4,6}(?![\w\-])")
 _LOGIN_PAIR = _r(
-    r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}[ \t]*[/／][ \t]*"
-    r"(?:[\"'`](?P<qv>[^\"'`\n]{6,64})[\"'`]|(?P<uv>[!-~]{6,64}))"
+    r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}(?:[ \t]+/[ \t]+|[ \t]*／[ \t]*)"
+    r"(?:[\"'`](?P<qv>[^\"'`\n/]{6,64})[\"'`]|(?P<uv>(?:(?!/)[!-~]){6,64}))"
 )
+
+
+def digest_on_line(value: str, line: str) -> bool:
+    """A hex value of a digest's length (32+) on a line that names a digest or an id."""
+    if len(value) < 32 or _HEX.fullmatch(value) is None:
+        return False
+    return _digest_words(line, caseless_fold(line))
+
+
+def _name_joined(value: str) -> bool:
+    """:data:`_NAME_JOINED` with at most four digits in all."""
+    return sum(c.isdigit() for c in value) <= 4 and _NAME_JOINED.fullmatch(value) is not None
+
+
+def _base64_blob(value: str) -> bool:
+    """A long base64 key (an Azure storage key may start with ``/``), not a path."""
+    if len(value) < 40 or not _BASE64.fullmatch(value):
+        return False
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    return any(c.isdigit() for c in value) and max(map(len, value.split("/"))) >= 16
+
+
+_BASE64 = _r(r"[A-Za-z0-9+/]+={0,2}")
 
 
 def _digit_code(value: str) -> bool:
@@ -1162,7 +1298,7 @@ def _login_pair(line: str, end: int, example: bool) -> str | None:
     return value if credential_value(value, "password", example=example) else None
 
 
-def _prose_password(value: str) -> bool:
+def prose_password(value: str) -> bool:
     """A password as people make one (``dulvenhus.Fiqjexpim87``, ``~iITLSZ~k_lpa9B``,
     ``@O#qn#h0yozRPVe``): password-shaped with a digit; under a strong label in prose it is
     not the attribute reference, home path or mention the code checks take it for."""
@@ -1198,8 +1334,16 @@ def _password_shaped(value: str) -> bool:
 def _embedded(line: str, start: int) -> bool:
     """The label's letters sit inside a random run (``…R1A76Y8P6Y<Tf…$pw{(f~…``, base85 data):
     the word before it, up to the label, holds two digits or symbols."""
+    if start and line[start - 1] in "?&;":
+        return False  # a parameter of a URL's query (?user=u&password=V) or of a DSN
     head = max(line.rfind(" ", max(0, start - 64), start) + 1, start - 64, 0)
-    return sum(c.isdigit() or c in _BLOB_MARKS for c in line[head:start]) >= 2
+    word = line[head:start]
+    if not word.isascii():  # Husyar!348がGrafanaのadminパスワード: a script without spaces
+        word = _ASCII_TAIL.search(word).group()  # type: ignore[union-attr]
+    return sum(c.isdigit() or c in _BLOB_MARKS for c in word) >= 2
+
+
+_ASCII_TAIL = _r(r"[\x00-\x7f]*$")
 
 
 _BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
@@ -1211,7 +1355,7 @@ def _digest_label(line: str, start: int, end: int, folded: str | None = None) ->
     ``folded`` (the line's :func:`caseless_fold`, when the caller has it) skips the
     search where none of the digest words' literal heads occurs.
     """
-    low = max(0, start - 12)
+    low = max(0, start - 24)  # (the longest digest words: идентификатор, identificador)
     if folded is not None and not _digest_heads_in(folded[low : end + 12]):
         return False
     for match in _DIGEST_WORDS.finditer(line, low, end + 12):

@@ -46,7 +46,7 @@ def ascii_lower(text: str) -> str:
     """``text`` with only ASCII letters lower-cased (offsets never move)."""
     if text.isascii():
         return text.lower()
-    lowered = text.lower()
+    lowered = text.replace("\u0130", "i").lower()  # (İ lowers to two characters, i + a dot)
     if len(lowered) == len(text) and "\u212a" not in text:  # KELVIN SIGN lowers to "k"
         return lowered
     return text.translate(_ASCII_LOWER)

@@ -564,6 +564,7 @@ def _generic_candidates(
     tried: set[int] = set()
     text = doc.text
     lines = _Lines(text)
+    prose = _labels.reads(doc.path)
     for match in _generic_line_matches(doc, ids, compiled):
         line_start, line_end = lines.bounds(match.start())
         if line_start in found or line_start in taken_lines:
@@ -571,11 +572,17 @@ def _generic_candidates(
         tried.add(line_start)
         quoted = match.group("qv") is not None
         value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
-        if not generic_value_plausible(value) or is_entry_point(value):
+        if is_entry_point(value):
             continue
+        label, strong = generic_label(match.group("key"))
+        if not generic_value_plausible(value) and not (
+            strong and prose and _labels.prose_password(value)
+        ):
+            continue  # (in prose, PGPASSWORD=~x~y: a password as people make one, not a path)
         if _labels._digit_code(value):
             continue  # a door code or PIN: the label model reads it (detect-secrets drops digits)
-        label, strong = generic_label(match.group("key"))
+        if _labels.digest_on_line(value, text[line_start:line_end]):
+            continue  # Checksum SHA-1 of the password file: <hex> (a digest, whatever its label)
         if not label or _labels._digest_label(text, match.start("key"), match.end("key")):
             continue  # a digest's label (cache_key, etag, checksum, key_sha256, cache key)
         if not strong and not generic_value_random(value):
@@ -588,7 +595,6 @@ def _generic_candidates(
         if inline_allow and doc.allowed(line_start, line_end):
             continue
         found[line_start] = (label, value)
-    prose = _labels.reads(doc.path)
     for line_start, line_end in doc.anchor_spans(ids, 0) if prose else ():  # the label model
         if line_start in found or line_start in taken_lines:
             continue

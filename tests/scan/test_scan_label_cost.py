@@ -64,7 +64,8 @@ def test_may_judge_refuses_only_what_judge_refuses(
                 taken += 1
                 assert _labels._may_judge(value, kind), (value, kind)
                 assert _labels._may_judge(value, None), value  # the kind-free gate
-    if not (digest and kind == "token"):  # (a token on a digest line: _judge takes nothing)
+    if not (digest and (kind == "token" or not after_label)):
+        # (a token on a digest line, or any value before its label there: _judge takes nothing)
         assert taken > 20  # the values include credentials, so the check has teeth
 
 
