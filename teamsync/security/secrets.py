@@ -328,6 +328,16 @@ class _Text:
         if cached is None:
             text, spans, positions = self.text, [], self.positions
             wanted = positions.keys() & _id_set(ids)  # the few the text holds
+            if not extra_chars:  # whole lines: each line's bounds found once, in text order
+                line_end = -1
+                for pos in sorted([p for ident in wanted for p in positions[ident]]):
+                    if pos > line_end:
+                        line_end = text.find("\n", pos)
+                        if line_end < 0:
+                            line_end = len(text)
+                        spans.append((text.rfind("\n", 0, pos) + 1, line_end))
+                self._spans[key] = spans  # (sorted and disjoint already)
+                return spans
             for ident in wanted:
                 line_end = -1
                 for pos in positions[ident]:
