@@ -39,6 +39,7 @@ Anchor = tuple[str, bool]
 
 MIN_PREFIX = 2
 MAX_PREFIXES = 16
+_WIDE = re.compile(r"[^\x00-\x7f]")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -313,10 +314,10 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
             hay = lowered if caseless and lowered is not None else text
             needle = needles[ident]
             if wide[ident]:  # a label in another script: absent unless its letters are there
-                if present is None:  # (the runs of non-ASCII letters: one C-speed pass)
-                    present = set("".join(_WIDE_RUN.findall(text)))
+                if present is None:  # (measured: faster than set(text) or the runs' join)
+                    present = set(_WIDE.findall(text))
                     if lowered is not None and lowered is not text:
-                        present.update("".join(_WIDE_RUN.findall(lowered)))
+                        present.update(_WIDE.findall(lowered))
                 if not wide[ident] <= present:
                     continue
             pos = hay.find(needle)
