@@ -133,6 +133,10 @@ class _Plan:
     """English label words, reported at every occurrence (see :func:`_generic_matches`)."""
     foreign_starts: tuple[int, ...]
     """The ASCII heads of foreign labels, reported at every occurrence."""
+    rules_of: dict[int, tuple[int, ...]] = field(default_factory=dict, compare=False)
+    """Anchor -> the rules (by index) it is an anchor of: a text's rules from its anchors."""
+    everywhere: tuple[int, ...] = ()
+    """The rules without anchors: they run over every text."""
     _regexes: list[re.Pattern[str] | None] = field(default_factory=list, compare=False)
 
     def regex(self, index: int) -> re.Pattern[str]:
@@ -199,7 +203,15 @@ def _plan(engine: str | None) -> _Plan:
         name, finder = "python", python_finder(table_list, full)
     else:  # "hyperscan" for every text (the tests compare the two)
         name, finder = make_finder(table_list, every=full)
-    return _Plan(name, finder, tuple(per_rule), generic, english, foreign)
+    rules_of: dict[int, list[int]] = {}
+    for index, anchor_ids in enumerate(per_rule):
+        for ident in anchor_ids or ():
+            rules_of.setdefault(ident, []).append(index)
+    everywhere = tuple(i for i, anchor_ids in enumerate(per_rule) if anchor_ids is None)
+    return _Plan(
+        name, finder, tuple(per_rule), generic, english, foreign,
+        {ident: tuple(indexes) for ident, indexes in rules_of.items()}, everywhere,
+    )  # fmt: skip
 
 
 def rules_fingerprint() -> str:
@@ -679,11 +691,12 @@ class Scanner:
         present = doc.positions.keys()  # the anchors the text holds (each with a hit)
         taken = _Taken()
         hits: list[_Hit] = []
-        for index, (rule, ids) in enumerate(zip(RULES, self.plan.rule_anchors, strict=True)):
+        rules_of = self.plan.rules_of  # the rules whose anchors the text holds, in rule order
+        active = set(self.plan.everywhere).union(*(rules_of.get(a, ()) for a in present))
+        for index in sorted(active):
+            rule, ids = RULES[index], self.plan.rule_anchors[index]
             if ids is None:
                 spans = [(0, len(text))]
-            elif present.isdisjoint(ids):
-                continue
             else:
                 spans = doc.anchor_spans(ids, rule.context_chars)
             hits.extend(_rule_hits(doc, rule, self.plan.regex(index), spans, taken, allow))
