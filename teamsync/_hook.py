@@ -13,14 +13,17 @@ teamsync`` start is spent before teamsync's code runs:
   package of its own in front of the real one, which ``python -m teamsync`` run in
   the project would import.
 
-Imports nothing of teamsync before it knows the event.
+Before any of that, :mod:`teamsync._fastpath` answers the common call (a Bash
+command that names nothing the text filter acts on, and changes nothing the
+guard watches) with ``os`` and ``_json`` only; anything else comes here, to the
+full guard, with the payload as read.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
@@ -63,6 +66,20 @@ def _site_dirs() -> list[str]:
     return [os.path.join(p, "lib", version, "site-packages") for p in prefixes]
 
 
+def _load_fastpath() -> bool:
+    """Run :mod:`teamsync._fastpath` on this call, loaded from beside this file as a
+    top-level module (the ``teamsync`` package, with its imports, is not loaded)."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    try:
+        import _fastpath  # type: ignore[import-not-found]
+    finally:
+        del sys.path[0]
+    return bool(_fastpath.try_fast(sys.argv[1:]))
+
+
 def main(argv: list[str]) -> int:
     from teamsync.cli import main as cli_main
 
@@ -72,6 +89,8 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     import os  # teamsync imports it first thing anyway
 
+    if _load_fastpath():
+        sys.exit(0)
     _here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if _here not in sys.path:
         sys.path.insert(0, _here)

@@ -29,6 +29,11 @@ _FAST_FAILURE_ARGS = (
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point: run the CLI and map every outcome to an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and args and args[0] == "guard":
+        from teamsync._fastpath import try_fast
+
+        if try_fast(args):  # a quiet call answered before the guard is imported
+            return 0
     if args in _FAST_GUARD_ARGS:
         from teamsync.commands.guard import fast_guard
 
