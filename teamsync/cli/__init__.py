@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 _FAST_GUARD_ARGS = (["guard"], ["guard", "--event", "PreToolUse"], ["guard", "--event=PreToolUse"])
 _FAST_POST_ARGS = (["guard", "--event", "PostToolUse"], ["guard", "--event=PostToolUse"])

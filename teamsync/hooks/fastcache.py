@@ -39,11 +39,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from teamsync import _fastpath
 from teamsync.hooks.places import Places, candidates, resolve
 from teamsync.hooks.policy import Guarded, git_dirs, guarded_files, hooks_dirs, settings_files
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_ENTRIES = 8
 

@@ -23,9 +23,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from teamsync.config import Settings
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ its inode (a hard link to it elsewhere is the same file). Stdlib only.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from teamsync.hooks.places import Places
@@ -34,11 +33,24 @@ HOOK_MARKER = b"# teamsync-managed-hook"
 SETTINGS_MARKER = b"teamsync"
 
 
-@dataclass(frozen=True)
 class Guarded:
-    path: str
-    """The real path (after links) of the file, existing or not."""
-    kind: str
+    """A file kept by people: its real path (after links; existing or not) and its kind.
+
+    A plain class with value equality (no dataclass to build on the hook path)."""
+
+    __slots__ = ("kind", "path")
+
+    def __init__(self, path: str, kind: str) -> None:
+        self.path, self.kind = path, kind
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Guarded) and (self.path, self.kind) == (other.path, other.kind)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.kind))
+
+    def __repr__(self) -> str:
+        return f"Guarded(path={self.path!r}, kind={self.kind!r})"
 
 
 def git_dirs(root: Path) -> list[Path]:

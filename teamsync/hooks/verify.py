@@ -41,10 +41,13 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import Any
 
 from teamsync.hooks.places import Places
 from teamsync.hooks.policy import Guarded, guarded_files
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 ORPHAN_RESTORE_S = 120.0
 CTIME_SLACK_S = 2.0
