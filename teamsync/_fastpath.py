@@ -114,7 +114,23 @@ def loads(text: str) -> object:
 
 
 def dumps(value: object) -> str:
-    """A JSON text for dicts, lists, strings, ints, finite floats, booleans and None."""
+    """A JSON text for dicts, lists, strings, ints, finite floats, booleans and None
+    (``json.dumps``'s C encoder when this Python has it, else :func:`_dumps`)."""
+    import _json
+
+    make = getattr(_json, "make_encoder", None)
+    if make is None:
+        return _dumps(value)
+
+    def refuse(o: object) -> object:
+        raise ValueError(f"cannot write {type(o).__name__}")
+
+    encode = make({}, refuse, _json.encode_basestring_ascii, None, ": ", ", ", False, False, False)
+    return "".join(encode(value, 0))
+
+
+def _dumps(value: object) -> str:
+    """The same text, in Python."""
     import _json
 
     if value is None:
@@ -132,13 +148,13 @@ def dumps(value: object) -> str:
     if isinstance(value, str):
         return str(_json.encode_basestring_ascii(value))
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(dumps(v) for v in value) + "]"
+        return "[" + ", ".join(_dumps(v) for v in value) + "]"
     if isinstance(value, dict):
         parts = []
         for k, v in value.items():
             if not isinstance(k, str):
                 raise ValueError("a key that is not a string")
-            parts.append(dumps(k) + ": " + dumps(v))
+            parts.append(_dumps(k) + ": " + _dumps(v))
         return "{" + ", ".join(parts) + "}"
     raise ValueError(f"cannot write {type(value).__name__}")
 
