@@ -32,7 +32,10 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 Anchor = tuple[str, bool]
 """(literal, caseless): caseless anchors match ASCII letters in either case."""
@@ -47,10 +50,19 @@ def ascii_lower(text: str) -> str:
     """``text`` with only ASCII letters lower-cased (offsets never move)."""
     if text.isascii():
         return text.lower()
-    lowered = text.replace("\u0130", "i").lower()  # (İ lowers to two characters, i + a dot)
+    lowered = text.lower()
     if len(lowered) == len(text) and "\u212a" not in text:  # KELVIN SIGN lowers to "k"
         return lowered
     return text.translate(_ASCII_LOWER)
+
+
+def wide_lower(text: str) -> str:
+    """``text`` lower-cased for the anchors in other scripts (``Şifre`` finds ``şifre``), offsets
+    kept: ``İ`` lowers to two characters (i and a dot), so it becomes ``i`` first, as
+    ``re``'s IGNORECASE takes it. (ASCII anchors keep :func:`ascii_lower`, which Hyperscan's
+    ASCII-only folding agrees with.)"""
+    lowered = text.replace("\u0130", "i").lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
 
 
 # --- reading a rule's anchors from its compiled regex --------------------------------------
@@ -306,6 +318,7 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
 
     def find(text: str) -> Hits:
         lowered: str | None = None
+        wide_lowered: str | None = None
         present: set[str] | None = None  # the non-ASCII letters of the text and its lower case
         out: Hits = {}
         for ident, (_, caseless) in enumerate(anchors):
@@ -314,10 +327,15 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
             hay = lowered if caseless and lowered is not None else text
             needle = needles[ident]
             if wide[ident]:  # a label in another script: absent unless its letters are there
+                if wide_lowered is None:  # (without İ or K, ascii_lower lowered it all)
+                    plain = lowered is not None and "\u0130" not in text and "\u212a" not in text
+                    wide_lowered = lowered if plain and lowered is not None else wide_lower(text)
+                if caseless:
+                    hay = wide_lowered
                 if present is None:  # (measured: faster than set(text) or the runs' join)
                     present = set(_WIDE.findall(text))
-                    if lowered is not None and lowered is not text:
-                        present.update(_WIDE.findall(lowered))
+                    if wide_lowered is not text:
+                        present.update(_WIDE.findall(wide_lowered))
                 if not wide[ident] <= present:
                     continue
             pos = hay.find(needle)
