@@ -468,7 +468,8 @@ def _write(
     result = store.write(repo, req, time.time())
     reply = write_reply(result)
     if reply.status == 200:
-        reply.body["rejectedEntries"] = refused
+        clashed = reply.body.get("rejectedEntries", [])
+        reply.body["rejectedEntries"] = sorted([*refused, *clashed], key=lambda r: str(r["key"]))
     log.info(
         "PUT repo=%s token=%s upserts=%d deletes=%d refused=%d -> %d",
         repo,

@@ -87,9 +87,12 @@ _HEX64 = frozenset("0123456789abcdef")
 class ApiError(Exception):
     """An answer in the API's error shape."""
 
-    def __init__(self, status: int, kind: str, message: str) -> None:
+    def __init__(
+        self, status: int, kind: str, message: str, details: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.kind, self.message = status, kind, message
+        self.details = details or {}
 
 
 def _bad(message: str) -> ApiError:
@@ -98,12 +101,14 @@ def _bad(message: str) -> ApiError:
 
 def _fail(failed: Failed) -> ApiError:
     status, kind = FAILED_STATUS[failed.kind]
-    return ApiError(status, kind, failed.message)
+    return ApiError(status, kind, failed.message, failed.details)
 
 
 def _answer(exc: ApiError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return JSONResponse(memstore_error(exc.kind, exc.message), exc.status, headers=headers)
+    body = memstore_error(exc.kind, exc.message)
+    body["error"].update(exc.details)
+    return JSONResponse(body, exc.status, headers=headers)
 
 
 # -- rendering ------------------------------------------------------------------------

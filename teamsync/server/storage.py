@@ -107,16 +107,20 @@ class WriteOk:
     head: Head
     changed: tuple[str, ...]
     """Keys whose stored value changed (upserted or deleted)."""
+    clashed: tuple[tuple[str, str], ...] = ()
+    """``(new, stored)`` pairs: a new key that clashes with a stored one (equal after
+    case / NFKC folding, or a file against a folder of one name) was not written; the
+    rest of the request was. Decided under the write lock."""
 
 
-RefusalKind = Literal["precondition", "conflict", "too_many_entries", "collision"]
+RefusalKind = Literal["precondition", "conflict", "too_many_entries"]
 
 
 @dataclass(frozen=True)
 class WriteRefused:
     kind: RefusalKind
     keys: tuple[str, ...] = ()
-    """Conflicting keys (``conflict``) or ``new, existing`` pairs flattened (``collision``)."""
+    """Conflicting keys (``conflict``)."""
     max_entries: int = 0
     received_entries: int = 0
 

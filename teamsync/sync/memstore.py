@@ -361,9 +361,12 @@ class MemstoreBackend(BackendDefaults):
                 done[new] = checksum(sendable[new])
                 deleted.append(old)
             for key in sorted(set(sendable) - set(renames.values())):
-                after[key] = _listed(
-                    self._upsert(key, sendable[key], changes.base_checksums.get(key))
-                )
+                try:
+                    made = self._upsert(key, sendable[key], changes.base_checksums.get(key))
+                except _Blocked as exc:
+                    held[key] = exc.why  # the rest goes ahead; the file stays here
+                    continue
+                after[key] = _listed(made)
                 done[key] = checksum(sendable[key])
             for key in sorted(set(changes.deletes) - set(renames)):
                 self._delete(key, changes.base_checksums.get(key))
@@ -404,8 +407,14 @@ class MemstoreBackend(BackendDefaults):
                 return self._call(
                     self.mems.create, self.store_id, path=self.prefix + key, content=text
                 )
-            except anthropic.ConflictError:
-                raise _Conflict(key) from None
+            except anthropic.ConflictError as exc:
+                blocking = _overlapping(exc, self.prefix + key)
+                if blocking is None:
+                    raise _Conflict(key) from None
+                raise _Blocked(
+                    f"not pushed: the store holds {blocking!r}, which needs this name as a file "
+                    "or a folder (the server said so for this one memory); rename one"
+                ) from None
         try:
             return self._call(
                 self.mems.update,
@@ -670,6 +679,14 @@ class MemstoreBackend(BackendDefaults):
         self.client.close()
 
 
+class _Blocked(Exception):
+    """A create the store refused for that one memory: another memory's path overlaps."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 class _Conflict(Exception):
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -695,6 +712,21 @@ def _listed(item: Any) -> Listed:
 
 def _hex(value: str) -> str:
     return value.removeprefix("sha256:")
+
+
+def _overlapping(exc: Any, path: str) -> str | None:
+    """The other memory's path when a create's 409 is a path conflict with a memory at
+    another path (an ancestor or a descendant: ``conflicting_path``, as the API
+    reference documents it), printable; None for anything else (the same path taken
+    meanwhile, a precondition, a server that names no path): a conflict to re-list."""
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict) or error.get("type") != "memory_path_conflict_error":
+        return None
+    other = error.get("conflicting_path")
+    if not isinstance(other, str) or not other or other == path:
+        return None
+    return printable(other[:1100])
 
 
 def _message(exc: Any) -> str:

@@ -309,3 +309,37 @@ def test_a_store_restored_to_an_older_state_stops_the_sync(tmp_path: Path) -> No
         assert result.returncode == 0, result.stderr
         assert t.remote_files()["a.md"] == memory("A", "one, then two\n")
         assert bob.sync().stop is None and alice.sync().stop is None
+
+
+def test_a_name_a_teammate_took_meanwhile_is_held_here_and_the_rest_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26 §4 on a store: between bob's listing and his push, alice shares
+    ``plan.md``; bob's new ``plan.md/step.md`` needs that name as a folder. The server
+    refuses that one create (409 ``memory_path_conflict_error`` naming
+    ``conflicting_path``, decided under the store's lock); bob's client holds it back
+    with the reason, keeps the file, and pushes the rest."""
+    with store_team(tmp_path, ("alice", "bob")) as t:
+        alice, bob = t.mates
+        bob.write("plan.md/step.md", memory("Step", "bob's step\n"))
+        bob.write("other.md", memory("Other", "bob's other\n"))
+        listed = MemstoreBackend.snapshot
+
+        def snapshot_then_alice_writes(self: MemstoreBackend) -> object:
+            snap = listed(self)
+            monkeypatch.setattr(MemstoreBackend, "snapshot", listed)
+            alice.write("plan.md", memory("Plan", "alice's plan\n"))
+            assert alice.sync().pushed == ["plan.md"]
+            return snap
+
+        monkeypatch.setattr(MemstoreBackend, "snapshot", snapshot_then_alice_writes)
+        report = bob.sync()
+        assert report.pushed == ["other.md"]
+        (held,) = report.held_back
+        assert held.key == "plan.md/step.md" and "/team/plan.md" in held.reason
+        assert set(t.remote_files()) == {"plan.md", "other.md"}
+        assert bob.read("plan.md/step.md") == memory("Step", "bob's step\n")
+        again = bob.sync()  # now the listing shows it: held by the plan, still here
+        assert "plan.md/step.md" in {r.key for r in again.held_back + again.rejected}
+        assert bob.read("plan.md/step.md") == memory("Step", "bob's step\n")
+        assert set(t.remote_files()) == {"plan.md", "other.md"}
