@@ -320,6 +320,9 @@ def _get(
             "entryChecksums": dict(delta.checksums),
             "entryLastModified": {k: iso(v) for k, v in delta.updated_at.items()},
             "deleted": list(delta.deleted),
+            # what a full listing says of these deletes: when, and the bytes deleted
+            "deletedEntries": {k: round(t.at * 1000) for k, t in delta.tombstones.items()},
+            "deletedChecksums": {k: t.checksum for k, t in delta.tombstones.items()},
             **({"sinceChecksum": delta.since_checksum} if delta.since_checksum else {}),
         }
         return JSONResponse(body, headers={**etag, "ETag": f'"{delta.head.checksum}"'})

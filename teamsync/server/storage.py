@@ -14,7 +14,7 @@ so a write updates it from a running digest in O(changed keys).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -74,6 +74,9 @@ class Delta:
     """Keys deleted after ``since`` (and not written again)."""
     since_checksum: str | None = None
     """The store checksum at version ``since`` (None: not recorded, e.g. an older write)."""
+    tombstones: Mapping[str, Tombstone] = field(default_factory=dict)
+    """key -> when each of ``deleted`` was deleted and the checksum it held then (what a
+    full listing sends as ``deletedEntries`` / ``deletedChecksums``)."""
 
 
 class Tombstone(NamedTuple):

@@ -382,13 +382,15 @@ class SqlStorage(abc.ABC):
             ]
             rows = _rows_for(tx, "key, checksum, updated_at, deleted", "1 = 1", repo_id, keys)
         live = [r for r in rows if not r[3]]
+        gone = [r for r in rows if r[3]]
         return Delta(
             head=current,
             since=version,
             checksums={r[0]: r[1] for r in live},
             updated_at={r[0]: float(r[2]) for r in live},
-            deleted=tuple(sorted(r[0] for r in rows if r[3])),
+            deleted=tuple(sorted(r[0] for r in gone)),
             since_checksum=str(at[0][0]) if at else None,
+            tombstones={str(r[0]): Tombstone(float(r[2]), str(r[1])) for r in gone},
         )
 
     def _lock_repo(self, tx: Tx, repo: str) -> Locked:
