@@ -343,3 +343,32 @@ def test_a_name_a_teammate_took_meanwhile_is_held_here_and_the_rest_shared(
         assert "plan.md/step.md" in {r.key for r in again.held_back + again.rejected}
         assert bob.read("plan.md/step.md") == memory("Step", "bob's step\n")
         assert set(t.remote_files()) == {"plan.md", "other.md"}
+
+
+def test_a_restore_to_a_version_this_machine_never_saw_is_told_by_its_age(
+    tmp_path: Path,
+) -> None:
+    """The backup was taken between two edits bob did not see apart (he saw v1, then v3):
+    the restored v2 is no version bob saw superseded, but it is older than v3 (its
+    ``updated_at``), so the store went back: the sync stops and names the memory."""
+    with store_team(tmp_path, ("alice", "bob")) as t:
+        alice, bob = t.mates
+        alice.write("a.md", memory("A", "v1\n"))
+        alice.write("z.md", memory("Z", "stays\n"))
+        converge(t)
+        alice.write("a.md", memory("A", "v2\n"))
+        alice.sync()
+        db = tmp_path / "server.sqlite3"
+        _copy_db(db, tmp_path / "backup.sqlite3")
+        alice.write("a.md", memory("A", "v3\n"))
+        alice.sync()
+        assert bob.sync().stop is None and bob.read("a.md") == memory("A", "v3\n")
+        _copy_db(tmp_path / "backup.sqlite3", db)
+        assert t.remote_files()["a.md"] == memory("A", "v2\n")
+        report = bob.sync()
+        assert report.stop is not None and report.stop.kind == "remote_lost_history"
+        assert "1 memory at an older version than this machine saw there (a.md)" in (
+            report.stop.message
+        )
+        assert bob.read("a.md") == memory("A", "v3\n")  # nothing changed here
+
