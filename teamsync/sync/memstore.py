@@ -762,13 +762,30 @@ def _message(exc: Any) -> str:
     return printable(text[:300]) if isinstance(text, str) else "no message"
 
 
+ACTOR_KINDS = (
+    ("user_id", "user"),
+    ("api_key_id", "API key"),
+    ("session_id", "session"),
+    ("service_account_id", "service account"),
+)
+"""The API's actors (``created_by``): each names one id, and its kind; none names a person."""
+
+
 def _actor(actor: Any) -> str:
+    """Who wrote a version, as far as the store tells: the actor's kind and id (``API key
+    apikey_…``, ``user user_…``, ``session sesn_…``, ``service account svac_…``), led by
+    the token's label where the server adds one (``teamsync serve``: ``alice (API key
+    apikey_…)``). Printable only: a server's words never reach the terminal raw."""
     if actor is None:
         return "?"
-    for attr in ("user_id", "api_key_id", "session_id", "service_account_id"):
+    for attr, kind in ACTOR_KINDS:
         value = getattr(actor, attr, None)
         if isinstance(value, str):
-            return value
+            named = f"{kind} {printable(value[:100])}"
+            label = (getattr(actor, "model_extra", None) or {}).get("label")
+            return (
+                f"{printable(label[:60])} ({named})" if isinstance(label, str) and label else named
+            )
     return "?"
 
 

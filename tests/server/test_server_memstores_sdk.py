@@ -165,6 +165,8 @@ def test_every_documented_call(sdk: tuple[anthropic.Anthropic, Storage, str]) ->
     assert all(isinstance(v, BetaManagedAgentsMemoryVersion) for v in lineage)
     actor = lineage[0].created_by
     assert actor is not None and actor.type == "api_actor"
+    # the token's label rides along as an extension the SDK keeps as an extra field
+    assert actor.model_extra == {"label": "alice"}
     assert lineage[0].content is None and lineage[0].content_sha256 is None  # deleted
     created = vers.retrieve(lineage[-1].id, memory_store_id=made.id)
     assert created.content == "# Deploy\nmake ship\n" and created.path == "/notes/deploy.md"
