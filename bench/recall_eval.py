@@ -73,6 +73,10 @@ ALL_SETS = {
         f"blind {lang}": ROOT / "bench" / f"recall_blind_{lang}.json"
         for lang in ("ko", "ja", "zh", "tr", "es", "pt", "en")
     },
+    **{
+        f"blind2 {lang}": ROOT / "bench" / f"recall_blind2_{lang}.json"
+        for lang in ("ko", "ja", "zh", "tr", "es", "pt", "en")
+    },
 }
 SETS = {name: path for name, path in ALL_SETS.items() if path.exists()}
 LATENCY_SET = "development 2"
