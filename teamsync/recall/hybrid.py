@@ -298,6 +298,14 @@ def encode_pairs(encoder: models.TextEncoder, pairs: list[tuple[str, str]]) -> A
     return np.ascontiguousarray(np.hstack([recipes, heads]), dtype=np.float32)
 
 
+def store_variant(encoder: models.TextEncoder, rule: Rule) -> str:
+    """What the vector cache's schema records beside the model: the encoder's variant, and
+    whether each row holds the second (name and description) vector."""
+    if not rule.head:
+        return encoder.variant
+    return f"{encoder.variant}/head" if encoder.variant else "head"
+
+
 def cosines(matrix: Any, query: Any, head: bool) -> Any:
     """Each memory's cosine with ``query``: with ``head``, the larger of its two vectors'."""
     import numpy as np
@@ -324,10 +332,12 @@ class HybridIndex:
         self.lexical = LexicalIndex(memdir, cache_path)
         self.encoder = encoder or models.encoder(embed.MODEL_NAME)
         self.rule = rule or RULES.get(self.encoder.name, RULES[embed.MODEL_NAME])
-        variant = self.encoder.variant
-        if self.rule.head:
-            variant = f"{variant}/head" if variant else "head"
-        self.vectors = VectorStore(vectors_path, self.encoder.name, self.encoder.files, variant)
+        self.vectors = VectorStore(
+            vectors_path,
+            self.encoder.name,
+            self.encoder.files,
+            store_variant(self.encoder, self.rule),
+        )
         self._files: list[tuple[int, str, str]] | None = None
         if not self.vectors.verified(self.encoder.folder):
             self.encoder.verify()
