@@ -44,9 +44,11 @@ ratios on the same machine at the same time: make one with
 interpreter and its packages (the editable install's finder is dropped, so the
 tree's own package is imported; the older code must run on today's dependencies).
 ``--teamsync`` names the new build's ``teamsync``. The two-process run
-(``serve --workers 2`` on PostgreSQL) is new-build only, with the clients and
+(``serve --workers 2``, on each database) is new-build only, with the clients and
 store sizes of ``--two-clients`` and ``--two-sizes``, and ends with the same
-no-lost-update check.
+no-lost-update check. ``--workers 1,2`` runs the latency section with one and
+with two server processes (``new x2``); its ``client ms`` column is the bench's
+own CPU per request: the clients share the machine's cores with the server.
 The client threads share the machine with the server: on two cores, 128
 Python clients cost the server CPU time, so read latency at 128 as an upper bound.
 """
@@ -675,13 +677,13 @@ def main() -> None:
                         targets(f"{db} {name}", cells)
                     if "old" in runs:
                         compare(label, runs["new"], runs["old"])
-            if cluster is not None and "two" in sections:
-                two = [int(c) for c in args.two_clients.split(",")]
-                sizes = tuple(int(n) for n in args.two_sizes.split(","))
-                cells = run_db("postgres x2", cluster.create_database(), builds["new"], two,
-                               args.seconds, 2, sizes)  # fmt: skip
-                show("PostgreSQL (fsync on), 2 processes (serve --workers 2)", cells)
-                targets("postgres x2", cells)
+                if "two" in sections:  # two processes on one database, new build only
+                    two = [int(c) for c in args.two_clients.split(",")]
+                    sizes = tuple(int(n) for n in args.two_sizes.split(","))
+                    cells = run_db(f"{db} x2", fresh(), builds["new"], two, args.seconds, 2,
+                                   sizes)  # fmt: skip
+                    show(f"{label}, 2 processes (serve --workers 2)", cells)
+                    targets(f"{db} x2", cells)
         finally:
             if cluster is not None:
                 cluster.stop()
