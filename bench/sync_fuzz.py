@@ -55,6 +55,7 @@ def campaign(
             f"  {kind:4} seed {seed:3}: {world.stats.syncs:4} syncs, "
             f"{world.stats.conflicts:3} conflicts, {world.stats.merges:3} merges, "
             f"{world.stats.renames_back:3} renames back, {world.stats.gone} gone, "
+            f"{world.stats.stops} stops ({world.stats.confirmed} confirmed at the end), "
             f"{len(verdicts)} violations"
         )
         print(line, flush=True)
@@ -99,7 +100,8 @@ def main() -> int:
                 rows.append((kind, stats, secs))
     head = (
         f"{'backend':8}{'seeds':>6}{'steps':>8}{'syncs':>8}{'together':>9}{'conflicts':>10}"
-        f"{'merges':>8}{'recovered':>10}{'back':>6}{'gone':>6}{'violations':>11}{'failing':>8}"
+        f"{'merges':>8}{'recovered':>10}{'back':>6}{'gone':>6}{'stops':>6}{'violations':>11}"
+        f"{'failing':>8}"
         f"{'secs':>8}"
     )
     print("\n" + head)
@@ -107,7 +109,8 @@ def main() -> int:
         failing = sum(1 for f in failures if f["backend"] == kind)
         print(
             f"{kind:8}{len(seeds):>6}{s.steps:>8}{s.syncs:>8}{s.together:>9}{s.conflicts:>10}"
-            f"{s.merges:>8}{s.recovered:>10}{s.renames_back:>6}{s.gone:>6}{len(s.violations):>11}"
+            f"{s.merges:>8}{s.recovered:>10}{s.renames_back:>6}{s.gone:>6}{s.stops:>6}"
+            f"{len(s.violations):>11}"
             f"{failing:>8}{secs:>8.0f}"
         )
     print(f"load average after: {os.getloadavg()[0]:.2f}")

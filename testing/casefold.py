@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 
-from teamsync.commands.sync import open_backend, remote_id
+from teamsync.commands.sync import open_backend, remote_id, safety_for
 from teamsync.memdir.paths import memory_dir
 from teamsync.security.fs import SafeDir
 from teamsync.security.keys import TEMP_PREFIX
@@ -51,8 +51,9 @@ class CaseInsensitiveDir(SafeDir):
         return super()._parent(self._stored(key), create=create)
 
 
-def sync_case_insensitive(member: Member, mode: Mode = "sync") -> SyncReport:
-    """``sync_once`` for ``member``, with the team directory seen case-insensitively."""
+def sync_case_insensitive(member: Member, mode: Mode = "sync", *, yes: bool = False) -> SyncReport:
+    """``sync_once`` for ``member``, with the team directory seen case-insensitively;
+    ``yes`` goes past the mass-change guard, as ``--yes`` does."""
     settings = member.settings
     memdir = memory_dir(settings)
     config = load_config(memdir)
@@ -69,6 +70,7 @@ def sync_case_insensitive(member: Member, mode: Mode = "sync") -> SyncReport:
             who=backend.identity(),
             now=time.time(),
             freshness_dir=settings.state_dir,
+            safety=safety_for(config, yes=True, recover=None) if yes else None,
         )
     finally:
         state.close()

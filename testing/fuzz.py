@@ -86,11 +86,16 @@ class Stats:
     renames_back: int = 0
     gone: int = 0
     """Memories (identities) lost under every name, at the final check."""
+    stops: int = 0
+    """Syncs a guard stopped (the mass-change guard, by design: others deleted much)."""
+    confirmed: int = 0
+    """Final-round syncs run again with ``yes`` after a mass-change stop, as a user
+    reading the stop's message would; the lost/gone oracle still judges the result."""
     violations: list[str] = field(default_factory=list)
 
     COUNTS = (
         "steps", "syncs", "together", "conflicts", "merges", "recovered", "refusals",
-        "renames_back", "gone",
+        "renames_back", "gone", "stops", "confirmed",
     )  # fmt: skip
 
     def add(self, other: Stats) -> None:
@@ -334,14 +339,13 @@ class World:
         line = f"- [{target}]({target}) - {self._token()}\n".encode()
         self._put(m, INDEX, old + (b"" if not old or old.endswith(b"\n") else b"\n") + line)
 
-    def op_sync(self, m: int, mode: str) -> None:
+    def op_sync(self, m: int, mode: str, *, yes: bool = False) -> SyncReport | None:
         if self.away.get(m, 0) > 0:
             self.away[m] -= 1
-            return
+            return None
         if m < self.casefold:
-            self._record(m, lambda: sync_case_insensitive(self.mates[m], mode))  # type: ignore[arg-type]
-        else:
-            self._record(m, lambda: self.mates[m].sync(mode))  # type: ignore[arg-type]
+            return self._record(m, lambda: sync_case_insensitive(self.mates[m], mode, yes=yes))  # type: ignore[arg-type]
+        return self._record(m, lambda: self.mates[m].sync(mode, yes=yes))  # type: ignore[arg-type]
 
     def op_together(self, ms: Sequence[int]) -> None:
         """Several teammates sync at the same moment (threads released by a barrier)."""
@@ -361,13 +365,15 @@ class World:
         for t in threads:
             t.join(300)
 
-    def _record(self, m: int, call: Callable[[], SyncReport]) -> None:
+    def _record(self, m: int, call: Callable[[], SyncReport]) -> SyncReport | None:
         self.stats.syncs += 1
         try:
             report = call()
         except TeamsyncError as exc:
             self.stats.violations.append(f"failed: {self.mates[m].name}: {exc}")
-            return
+            return None
+        if report.stop is not None:
+            self.stats.stops += 1
         self.stats.conflicts += len(report.conflicts)
         self.stats.merges += len(report.merged)
         self.stats.recovered += len(report.recovered)
@@ -376,6 +382,7 @@ class World:
             # push leaves a both-sides change for sync to merge, and a rename to follow
             if r.reason != PUSH_HOLDS and not r.reason.endswith(PUSH_FOLLOWS):
                 self.stats.violations.append(f"refused: {r.key}: {r.reason}")
+        return report
 
     # -- the oracle -----------------------------------------------------------------------
     def remote_files(self) -> dict[str, str]:
@@ -392,12 +399,23 @@ class World:
         self.away.clear()  # everyone is back for the final rounds
         for _ in range(rounds):
             for m in range(len(self.mates)):
-                self.op_sync(m, "sync")
+                report = self.op_sync(m, "sync")
+                if report is not None and report.stop is not None:
+                    if report.stop.kind != "mass_change":
+                        self.stats.violations.append(
+                            f"stopped: {self.mates[m].name}: {report.stop.kind}"
+                        )
+                        continue
+                    self.stats.confirmed += 1
+                    self.op_sync(m, "sync", yes=True)
         found: list[str] = list(self.stats.violations)
         remote = {k: v.encode() for k, v in self.remote_files().items()}
         for m, mate in enumerate(self.mates):
-            if self._files(m) != remote:
-                found.append(f"diverged: {mate.name} differs from the remote")
+            mine = self._files(m)
+            if mine != remote:
+                found.append(
+                    f"diverged: {mate.name} differs from the remote: {_diff(mine, remote)}"
+                )
         text = "\n".join(
             d.decode("utf-8", "replace")
             for m in range(len(self.mates))
@@ -419,6 +437,16 @@ class World:
             found.append(f"gone: {len(gone)} memories under no name on the remote: {names}")
         self.stats.violations = found
         return found
+
+
+def _diff(mine: dict[str, bytes], remote: dict[str, bytes]) -> str:
+    """Which keys differ, for a divergence's message (names only, never contents)."""
+    only_here = sorted(mine.keys() - remote.keys())
+    only_there = sorted(remote.keys() - mine.keys())
+    changed = sorted(k for k in mine.keys() & remote.keys() if mine[k] != remote[k])
+    return (
+        f"only here {only_here[:5]}, only on the remote {only_there[:5]}, other bytes {changed[:5]}"
+    )
 
 
 def random_op(

@@ -174,3 +174,18 @@ def test_fuzz_renames_back_by_other_teammates(kind: str, host: RestHost) -> None
         ops = [random_op(rng, MATES, renames=True) for _ in range(RENAME_STEPS)]
         world = replay(kind, ops, MATES, host if kind == "rest" else None)
         assert world.stats.violations == [], (seed, world.stats.violations, ops)
+
+
+def test_the_oracle_confirms_a_mass_change_stop_at_the_end_and_still_judges_it() -> None:
+    """A teammate who deleted most memories makes the others' next sync stop on the
+    mass-change guard, by design. The final rounds confirm it (``yes``, as a person
+    reading the stop would), so the world converges and the deletes are judged by the
+    lost/gone oracle instead of showing as a divergence."""
+    ops = [("create", 0, k, False) for k in range(len(KEYS))]
+    ops += [("sync", 0, "sync"), ("sync", 1, "sync"), ("sync", 2, "sync")]
+    ops += [("delete", 0, 0) for _ in range(len(KEYS) - 1)]
+    ops += [("sync", 0, "sync"), ("sync", 1, "sync")]
+    world = replay("git", ops, MATES, None)
+    assert world.stats.stops >= 1  # bob's sync above stopped: it would delete 6 of 7
+    assert world.stats.confirmed >= 1
+    assert world.stats.violations == []
