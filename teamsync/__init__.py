@@ -12,9 +12,12 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
 
 from teamsync._version import __version__
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXPORTS: dict[str, str] = {
     # one-call entry points

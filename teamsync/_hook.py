@@ -1,79 +1,19 @@
-"""The Claude Code hook's entry point: ``python -I -S <this file> guard [--event EVENT]``.
+"""The Claude Code hook's entry: ``python -I -S <this file> guard [--event EVENT]``.
 
-``teamsync install-hooks --claude-code`` writes the hook commands this way, since
-a hook runs twice around every Bash call and most of a plain ``python -m
-teamsync`` start is spent before teamsync's code runs:
-
-* ``-S`` skips ``site``: no ``.pth`` files, no editable-install finder. This file
-  puts the directory holding the ``teamsync`` package on ``sys.path`` itself; the
-  first import that is not found there (a third-party library loaded lazily, on a
-  finding) runs ``site`` once and tries again, so nothing is lost, only deferred.
-* ``-I`` (isolated) keeps the current directory and ``PYTHON*`` variables off the
-  path: the project a model works in cannot put a ``teamsync`` (or ``json``)
-  package of its own in front of the real one, which ``python -m teamsync`` run in
-  the project would import.
-
-Imports nothing of teamsync before it knows the event.
+A script is compiled from source at every start, so this one only loads
+:mod:`teamsync._hookboot` (byte-compiled, from beside it, without importing the
+``teamsync`` package) and runs it: the fast path (:mod:`teamsync._fastpath`),
+else the full guard. Why ``-I -S``: see :mod:`teamsync._hookboot`.
 """
 
-from __future__ import annotations
-
+import os
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from importlib.machinery import ModuleSpec
-    from types import ModuleType
-
-
-class _SiteOnMiss:
-    """A last finder on ``sys.meta_path``: a top-level import that is not found, but
-    is in this interpreter's ``site-packages``, runs ``site`` (the step ``-S``
-    skipped) once and is looked up again. Optional imports that are missing
-    everywhere (``org.python.core`` in :mod:`copy`) cost one directory lookup."""
-
-    done = False
-
-    @classmethod
-    def find_spec(
-        cls, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
-        if cls.done or path is not None:
-            return None
-        import importlib.machinery
-
-        finder = importlib.machinery.PathFinder
-        if finder.find_spec(name, _site_dirs()) is None:
-            return None
-        cls.done = True
-        import site
-
-        site.main()
-        return finder.find_spec(name)
-
-
-def _site_dirs() -> list[str]:
-    import os
-
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    venv = os.path.dirname(os.path.dirname(sys.executable))
-    prefixes = [venv] if os.path.exists(os.path.join(venv, "pyvenv.cfg")) else []
-    prefixes.append(sys.prefix)
-    return [os.path.join(p, "lib", version, "site-packages") for p in prefixes]
-
-
-def main(argv: list[str]) -> int:
-    from teamsync.cli import main as cli_main
-
-    return cli_main(argv)
-
 
 if __name__ == "__main__":
-    import os  # teamsync imports it first thing anyway
-
-    _here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if _here not in sys.path:
-        sys.path.insert(0, _here)
-    sys.meta_path.append(_SiteOnMiss)
-    sys.exit(main(sys.argv[1:]))
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, _here)
+    try:
+        import _hookboot  # type: ignore[import-not-found]
+    finally:
+        del sys.path[0]
+    sys.exit(_hookboot.run(sys.argv[1:], _here))

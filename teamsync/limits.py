@@ -8,7 +8,9 @@ the server can never disagree about it; :mod:`teamsync.wire` builds on it.
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Final
 
 INDEX_NAME: Final = "MEMORY.md"
 """The index of a memory directory: not a memory, but synced like one."""

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 _FAST_GUARD_ARGS = (["guard"], ["guard", "--event", "PreToolUse"], ["guard", "--event=PreToolUse"])
 _FAST_POST_ARGS = (["guard", "--event", "PostToolUse"], ["guard", "--event=PostToolUse"])
@@ -29,6 +32,11 @@ _FAST_FAILURE_ARGS = (
 def main(argv: Sequence[str] | None = None) -> int:
     """Console-script entry point: run the CLI and map every outcome to an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and args and args[0] == "guard":
+        from teamsync._fastpath import try_fast
+
+        if try_fast(args):  # a quiet call answered before the guard is imported
+            return 0
     if args in _FAST_GUARD_ARGS:
         from teamsync.commands.guard import fast_guard
 

@@ -9,9 +9,12 @@ Claude Code calls it before every Write and Edit.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
 
 from teamsync.config import Settings
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def event_name(event: str) -> str | None:

@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
 
 if TYPE_CHECKING:
     from teamsync.hooks.places import Places
@@ -59,11 +58,16 @@ _PATHISH = re.compile(r"[^\s'\"(),;=`]+")
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w.-]*)\2")
 
 
-@dataclass
 class _Write:
-    target: str
-    content: str | None  # None: the guard cannot see it
-    append: bool = False
+    """One write the command's text shows (a plain class: no dataclass to build on the
+    hook path)."""
+
+    __slots__ = ("append", "content", "target")
+
+    def __init__(self, target: str, content: str | None, append: bool = False) -> None:
+        self.target = target
+        self.content = content  # None: the guard cannot see it
+        self.append = append
 
 
 def _mentions_memory(command: str, base: str) -> bool:
@@ -97,6 +101,8 @@ def _heredocs(command: str) -> tuple[str, list[tuple[str, bool]]]:
 
 
 def _words(command: str) -> list[str]:
+    import shlex  # only for a command that names team memory
+
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace = " \t"
     lexer.whitespace_split = True

@@ -26,9 +26,12 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
 
 from teamsync.config import Settings
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 PUSH_DEBOUNCE = 2.0
 PULL_MIN_INTERVAL = 60.0

@@ -47,12 +47,15 @@ import os
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
 
 from teamsync.config import Settings
 from teamsync.security.guard import MAX_MEMORY_BYTES
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 if TYPE_CHECKING:
     from teamsync.hooks.places import Places
@@ -86,13 +89,27 @@ def normalize_event(name: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
 class Target:
-    """A tool call aimed at team memory: the key, or why the path itself is refused."""
+    """A tool call aimed at team memory: the key, or why the path itself is refused.
 
-    team: Path
-    key: str
-    problem: str | None = None
+    A plain class with value equality (no dataclass to build on the hook path)."""
+
+    __slots__ = ("key", "problem", "team")
+
+    def __init__(self, team: Path, key: str, problem: str | None = None) -> None:
+        self.team, self.key, self.problem = team, key, problem
+
+    def _fields(self) -> tuple[Path, str, str | None]:
+        return (self.team, self.key, self.problem)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Target) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Target(team={self.team!r}, key={self.key!r}, problem={self.problem!r})"
 
 
 def deny_json(reason: str) -> str:

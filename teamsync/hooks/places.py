@@ -23,9 +23,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from teamsync.config import Settings
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)
@@ -67,24 +70,30 @@ def session_project(settings: Settings) -> Path:
     return settings.cwd
 
 
-def resolve(settings: Settings, payload: dict[str, Any]) -> Places:
-    """The :class:`Places` of the hook call ``payload``."""
+def candidates(settings: Settings, payload: dict[str, Any]) -> tuple[Path, str, list[Path]]:
+    """The project, the call's ``cwd``, and every memory directory the call could reach
+    (the primary one first; duplicates and all)."""
     project = session_project(settings)
     raw_cwd = payload.get("cwd")
     cwd = raw_cwd if isinstance(raw_cwd, str) and os.path.isabs(raw_cwd) else str(project)
     memdir = _memdir_for(settings, project)
     plain = settings if settings.dir is None else replace(settings, dir=None)
-    candidates = [
+    found = [
         memdir,
         _memdir_for(plain, project),  # with --dir, Claude Code's own directory is guarded too
         _transcript_memdir(payload.get("transcript_path")),
         _memdir_for(plain, Path(cwd)),
     ]
+    return project, cwd, [c for c in found if c is not None]
+
+
+def resolve(settings: Settings, payload: dict[str, Any]) -> Places:
+    """The :class:`Places` of the hook call ``payload``."""
+    project, cwd, found = candidates(settings, payload)
+    memdir = found[0]
     teams: list[Path] = []
     seen: set[str] = set()
-    for candidate in candidates:
-        if candidate is None:
-            continue
+    for candidate in found:
         team = candidate / "team"
         key = os.path.realpath(team)
         if key not in seen:
@@ -100,4 +109,4 @@ def expand(path: str, cwd: str, home: str) -> str:
     return path if os.path.isabs(path) else os.path.join(cwd, path)
 
 
-__all__ = ["Places", "expand", "resolve", "session_project"]
+__all__ = ["Places", "candidates", "expand", "resolve", "session_project"]

@@ -19,7 +19,6 @@ its inode (a hard link to it elsewhere is the same file). Stdlib only.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from teamsync.hooks.places import Places
@@ -34,11 +33,24 @@ HOOK_MARKER = b"# teamsync-managed-hook"
 SETTINGS_MARKER = b"teamsync"
 
 
-@dataclass(frozen=True)
 class Guarded:
-    path: str
-    """The real path (after links) of the file, existing or not."""
-    kind: str
+    """A file kept by people: its real path (after links; existing or not) and its kind.
+
+    A plain class with value equality (no dataclass to build on the hook path)."""
+
+    __slots__ = ("kind", "path")
+
+    def __init__(self, path: str, kind: str) -> None:
+        self.path, self.kind = path, kind
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Guarded) and (self.path, self.kind) == (other.path, other.kind)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.kind))
+
+    def __repr__(self) -> str:
+        return f"Guarded(path={self.path!r}, kind={self.kind!r})"
 
 
 def git_dirs(root: Path) -> list[Path]:
@@ -80,6 +92,19 @@ def _head(path: Path, size: int = 65536) -> bytes:
         return b""
 
 
+def settings_files(places: Places, root: Path | None) -> list[Path]:
+    """The Claude Code settings files that may hold teamsync's hooks (existing or not)."""
+    bases = [places.project] + ([root] if root is not None and root != places.project else [])
+    found = [b / ".claude" / n for b in bases for n in ("settings.json", "settings.local.json")]
+    found.append(Path(places.home) / ".claude" / "settings.json")
+    return found
+
+
+def hooks_dirs(places: Places, root: Path | None) -> list[Path]:
+    """The directories git hooks teamsync installed may be in."""
+    return _hooks_dirs(root, hooks_path(places)) if root is not None else []
+
+
 def guarded_files(places: Places) -> list[Guarded]:
     """Every allowlist and policy file of this call's project and memory directories."""
     from teamsync.security.allowlist import ALLOWLIST_DIR, ALLOWLIST_NAME, git_root
@@ -91,12 +116,10 @@ def guarded_files(places: Places) -> list[Guarded]:
     for team in places.teams:
         found.append((team.parent / ALLOWLIST_NAME, ALLOWLIST))
         found.append((team.parent / CONFIG_NAME, CONFIG))
-    bases = [places.project] + ([root] if root is not None and root != places.project else [])
-    settings = [b / ".claude" / n for b in bases for n in ("settings.json", "settings.local.json")]
-    settings.append(Path(places.home) / ".claude" / "settings.json")
+    settings = settings_files(places, root)
     if any(SETTINGS_MARKER in _head(p) for p in settings):
         found.extend((p, SETTINGS) for p in settings)
-    for hooks in _hooks_dirs(root, hooks_path(places)) if root is not None else []:
+    for hooks in hooks_dirs(places, root):
         for name in GIT_HOOKS:
             if HOOK_MARKER in _head(hooks / name, 4096):
                 found.append((hooks / name, GIT_HOOK))

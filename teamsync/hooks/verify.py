@@ -40,12 +40,14 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from teamsync.hooks.places import Places
 from teamsync.hooks.policy import Guarded, guarded_files
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 ORPHAN_RESTORE_S = 120.0
 CTIME_SLACK_S = 2.0
@@ -67,26 +69,12 @@ def _stamp(st: os.stat_result) -> Stamp:
     return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, kind, st.st_mode & 0o7777]
 
 
-def _files(team: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def _files(team: str) -> list[tuple[str, os.DirEntry[str]]]:
     """``(key, entry)`` for every entry below ``team`` that is not a directory; links are
     entries, never followed, and an unreadable directory or entry is passed over."""
-    stack = [""]
-    while stack:
-        rel = stack.pop()
-        try:
-            entries = os.scandir(os.path.join(team, rel) if rel else team)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                key = f"{rel}/{entry.name}" if rel else entry.name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(key)
-                        continue
-                except OSError:
-                    continue
-                yield key, entry
+    from teamsync._fastpath import entries
+
+    return entries(team)
 
 
 def walk(team: str) -> dict[str, Stamp]:
@@ -192,6 +180,9 @@ def take(places: Places, payload: dict[str, Any]) -> None:
     }
     pending = _state(places) / "pending"
     write_atomic(pending / _pending_name(payload), json.dumps(snap), durable=False)
+    from teamsync.hooks.fastcache import record
+
+    record(places, payload, guarded, snap)  # what the next call's fast path reads
 
 
 def _load(path: Path) -> dict[str, Any] | None:

@@ -20,28 +20,33 @@ import os
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
 
 from teamsync.limits import INDEX_NAME
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Protocol
 
 MAX_SANITIZED_LENGTH = 200
 
 
-class Places(Protocol):
-    """What the resolution reads: :class:`teamsync.config.Settings` is one (the CLI's fast
-    no-op path passes a lighter one, built before dataclasses are imported)."""
+if TYPE_CHECKING:
 
-    @property
-    def dir(self) -> Path | None: ...
+    class Places(Protocol):
+        """What the resolution reads: :class:`teamsync.config.Settings` is one (the CLI's fast
+        no-op path passes a lighter one, built before dataclasses are imported)."""
 
-    @property
-    def cwd(self) -> Path: ...
+        @property
+        def dir(self) -> Path | None: ...
 
-    @property
-    def environ(self) -> Mapping[str, str]: ...
+        @property
+        def cwd(self) -> Path: ...
 
-    @property
-    def home(self) -> Path: ...
+        @property
+        def environ(self) -> Mapping[str, str]: ...
+
+        @property
+        def home(self) -> Path: ...
 
 
 def _utf16_units(text: str) -> list[int]:

@@ -54,10 +54,13 @@ import re
 import sys
 import types
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from teamsync.errors import ScannerUnsupported, SecurityError
 from teamsync.security.rules import looks_like_placeholder
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 _PLUGINS: list[dict[str, Any]] = [
     {"name": "KeywordDetector"},

@@ -31,7 +31,10 @@ import importlib.util
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 Anchor = tuple[str, bool]
 """(literal, caseless): caseless anchors match ASCII letters in either case."""

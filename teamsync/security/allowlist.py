@@ -29,9 +29,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from teamsync.errors import ConfigError
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 ALLOWLIST_DIR = ".teamsync"
 ALLOWLIST_NAME = "allowlist.json"

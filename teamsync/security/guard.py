@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from teamsync.errors import (
     SECRET_ADVICE,
@@ -44,6 +43,8 @@ from teamsync.errors import (
     where_found,
 )
 from teamsync.limits import MAX_MEMORY_BYTES
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
 
 if TYPE_CHECKING:
     from teamsync.security.fs import SafeDir

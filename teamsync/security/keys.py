@@ -54,11 +54,14 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Final
 from urllib.parse import unquote_to_bytes
 
 from teamsync.errors import KeyRejected
 from teamsync.limits import TEMP_PREFIX as TEMP_PREFIX
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Final
 
 MAX_KEY_LENGTH: Final = 1024
 """Maximum UTF-8 bytes in a key (macOS PATH_MAX)."""

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
 
 if TYPE_CHECKING:
     from teamsync.security.secrets import Finding

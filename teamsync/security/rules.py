@@ -18,7 +18,10 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 _DASH5 = "-" * 5
 _ANT = "-".join(("sk", "ant", ""))  # the Anthropic key prefix, never written literally
@@ -237,7 +240,7 @@ class _LazyPattern:
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return cast("re.Pattern[str]", _LazyPattern(pattern, flags))
+    return _LazyPattern(pattern, flags)  # type: ignore[return-value]  # compiled on first use
 
 
 _B = r"(?![A-Za-z0-9_\-])"  # right boundary for token alphabets

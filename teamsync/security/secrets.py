@@ -35,7 +35,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from teamsync.security._prefilter import (
     Anchor,
@@ -63,6 +62,8 @@ from teamsync.security.rules import (
     generic_value_random,
     is_entry_point,
 )
+
+TYPE_CHECKING = False  # typing's, without importing typing on the hook path
 
 if TYPE_CHECKING:
     from teamsync.security.sources import Chunk
