@@ -73,6 +73,10 @@ ALL_SETS = {
         f"blind {lang}": ROOT / "bench" / f"recall_blind_{lang}.json"
         for lang in ("ko", "ja", "zh", "tr", "es", "pt", "en")
     },
+    **{
+        f"blind2 {lang}": ROOT / "bench" / f"recall_blind2_{lang}.json"
+        for lang in ("ko", "ja", "zh", "tr", "es", "pt", "en")
+    },
 }
 SETS = {name: path for name, path in ALL_SETS.items() if path.exists()}
 LATENCY_SET = "development 2"
@@ -229,8 +233,11 @@ def _prefill(memdir: Path, cache: Path, vectors: Path, encoder: Any = None) -> N
     if encoder is None:
         store, dim = VectorStore(vectors), 384
     else:  # the encoder's own cache tag and width, so the real index keeps these vectors
-        store = VectorStore(vectors, encoder.name, encoder.files)
-        dim = int(encoder.encode(["x"]).shape[1])
+        from teamsync.recall.hybrid import RULES, store_variant
+
+        rule = RULES[encoder.name]
+        store = VectorStore(vectors, encoder.name, encoder.files, store_variant(encoder, rule))
+        dim = int(encoder.encode(["x"]).shape[1]) * (2 if rule.head else 1)
     rng = np.random.default_rng(7)
 
     def encode(texts: list[str]) -> Any:

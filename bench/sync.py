@@ -33,9 +33,9 @@ bytes down per operation, this tree's client beside an older tree's, see
 :mod:`bench.sync_rest`) and writes the "Sync over REST" section and
 ``bench/out/sync_rest.json``.
 
-``--memstore`` measures the Memory Stores backend beside legacy REST (requests
-and bytes per operation against one ``teamsync serve`` app, see
-:mod:`bench.sync_memstore`) and writes the "Sync over Memory Stores" section and
+``--memstore`` measures the Memory Stores backend beside git and legacy REST
+(requests and bytes per operation: ``teamsync serve`` for the two HTTP dialects,
+``git http-backend`` over HTTP for git, see :mod:`bench.sync_memstore`) and writes the "Sync over Memory Stores" section and
 ``bench/out/sync_memstore.json``.
 """
 
@@ -460,7 +460,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--rest", action="store_true", help="the REST backend (requests, bytes)")
     parser.add_argument(
-        "--memstore", action="store_true", help="the Memory Stores backend beside legacy REST"
+        "--memstore", action="store_true", help="the Memory Stores backend beside git and REST"
     )
     parser.add_argument(
         "--old-tree", help="with --rest or --initial-only: an older source tree to compare with"
@@ -531,6 +531,19 @@ def main_rest(sizes: list[int], old_tree: str | None) -> None:
     write_section_named(ROOT / "docs/benchmarks.md", "## Sync over REST", body)
 
 
+MEMSTORE_READING = (
+    "How to read it: the Memory Stores API has no delta view, so a store client re-lists "
+    "the whole folder (100 memories per `view=basic` page) whenever anything in it "
+    "changed, and pulls contents in `view=full` pages of 20 on a first pull (`init` "
+    "listed the folder and kept it, so the initial pull's first request is a 304: at "
+    "10,000, 1 + 500 requests; a one-file pull is 100 listing pages + 1 read); only a no-"
+    "op is one request (the conditional first page, a `teamsync serve` extension). git "
+    "and the legacy dialect's `delta` extension move only what changed. Wall times are "
+    "dominated by process start-up under load (`import anthropic` costs seconds per "
+    "process here), not by the network."
+)
+
+
 def main_memstore(sizes: list[int]) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from sync_memstore import bench_memstore, table
@@ -545,14 +558,17 @@ def main_memstore(sizes: list[int]) -> None:
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     body = (
         "## Sync over Memory Stores\n\n"
-        "Real `teamsync` CLI runs (separate processes) against one `teamsync serve` app under "
-        "uvicorn on loopback, serving both dialects: `rest` is the legacy team-memory dialect, "
-        "`memstore` the Memory Stores API through the official `anthropic` SDK. Requests and "
-        "bytes (status line, headers, body) are counted by an ASGI wrapper "
-        "(`testing/counting.py`); each memory is about 1 KB. One run per cell (wall times are "
-        f"single samples on a shared {os.cpu_count()}-core machine, load average {load}). "
-        "git's numbers (objects, not requests) are in the Sync section above.\n\n"
-        f"{text}\n"
+        "Real `teamsync` CLI runs (separate processes) on loopback: `git` against a bare "
+        "repository served over git's smart HTTP by `git http-backend` (`testing/git_http.py`), "
+        "`rest` and `memstore` against one `teamsync serve` app serving both dialects (`rest` "
+        "the legacy team-memory dialect, `memstore` the Memory Stores API through the official "
+        "`anthropic` SDK). Requests and bytes (status line, headers, body) are counted by an "
+        "ASGI wrapper around each app (`testing/counting.py`); each memory is about 1 KB. "
+        "`init` is not counted; git's cache clone made by `init` is removed first, so its "
+        "initial pull is a cold clone. One run per cell (wall times are single samples on a "
+        f"shared {os.cpu_count()}-core machine, load average {load} at the end).\n\n"
+        f"{text}\n\n"
+        f"{MEMSTORE_READING}\n"
     )
     write_section_named(ROOT / "docs/benchmarks.md", "## Sync over Memory Stores", body)
 

@@ -1,14 +1,21 @@
-"""Memory Stores part of ``bench/sync.py``: requests and bytes per operation, store vs legacy REST.
+"""Memory Stores part of ``bench/sync.py``: requests and bytes per operation, the store
+beside git and legacy REST.
 
-Both backends are driven by the real ``teamsync`` CLI (separate processes)
-against one real ``teamsync`` server app under uvicorn on loopback, the same
-app serving the legacy dialect and the Memory Stores API; every request and
-byte is counted by :class:`testing.counting.Counter`. The store is seeded
-straight into the server's database (one transaction), the legacy repository
-by one teammate's push, so both start from the same N memories.
+All three backends are driven by the real ``teamsync`` CLI (separate processes).
+REST and the store run against one real ``teamsync`` server app under uvicorn on
+loopback, the same app serving the legacy dialect and the Memory Stores API; git
+against a bare repository served over git's smart HTTP by git's own
+``git http-backend`` (:mod:`testing.git_http`), under uvicorn on loopback too.
+Every request and byte is counted by :class:`testing.counting.Counter` around
+each app. The store is seeded straight into the server's database (one
+transaction), the git branch by one commit, the legacy repository by one
+teammate's push, so all start from the same N memories.
 
 Operations, per size: a fresh teammate's initial pull, a no-op ``sync``, a
-one-file pull (a teammate changed one memory) and a one-file push.
+one-file pull (a teammate changed one memory) and a one-file push. ``init``
+reads the remote first and is not counted; git's ``init`` fetches the whole
+branch into its cache clone, which is removed before the initial pull so that
+pull is a cold clone (as in the Sync section's ``teamsync pull``).
 Usage: ``python bench/sync.py --memstore [--sizes 1000,10000]``.
 """
 
@@ -25,7 +32,8 @@ from teamsync.server.storage_sql import SqlStorage
 from teamsync.sync.config import SyncConfig
 from teamsync.wire import memory_sha256
 from testing.counting import Counter
-from testing.gitrepos import TEAMSYNC, Member, quiet_output
+from testing.git_http import GitHttp
+from testing.gitrepos import BRANCH, TEAMSYNC, Member, make_team, quiet_output, seed_remote
 from testing.memstore import PREFIX, MemstoreMate, sdk
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
@@ -78,19 +86,31 @@ def seed_store(storage: Storage, store_id: str, n: int) -> None:
         )
 
 
-def bench_memstore(sizes: list[int], work: Path) -> list[dict[str, Any]]:
+BACKENDS = ("git", "rest", "memstore")
+
+
+def bench_memstore(
+    sizes: list[int], work: Path, backends: tuple[str, ...] = BACKENDS
+) -> list[dict[str, Any]]:
     storage = open_storage(f"sqlite:///{work / 'server.sqlite3'}")
-    counter = Counter(app_for(storage, max_entries=20_000))
+    served = Counter(app_for(storage, max_entries=20_000))
+    repos = work / "git-remotes"
+    repos.mkdir()
+    git_counter = Counter(GitHttp(repos))
     MemstoreDB(storage)  # the tables, before seeding
     rows: list[dict[str, Any]] = []
-    with uvicorn_server(counter) as url:
+    with uvicorn_server(served) as url, uvicorn_server(git_counter) as git_url:
         for n in sizes:
-            for backend in ("rest", "memstore"):
+            for backend in backends:
                 root = work / f"{backend}-{n}"
                 root.mkdir()
                 repo = f"bench/{backend}-{n}"
                 tokens = [token_for(storage, repo), token_for(storage, repo)]
-                if backend == "rest":
+                counter = git_counter if backend == "git" else served
+                if backend == "git":
+                    alice, bob = _git_mates(root, repos, git_url, n)
+                    cli(alice, "pull")
+                elif backend == "rest":
                     alice, bob = make_rest_team(root, url, tokens, repo=repo)
                     for i in range(n):
                         alice.write(f"m{i:05d}.md", memory_text(i))
@@ -106,7 +126,12 @@ def bench_memstore(sizes: list[int], work: Path) -> list[dict[str, Any]]:
                     cli(alice, "pull")
 
                 def measure(
-                    op: str, mate: Member, *args: str, n: int = n, b: str = backend
+                    op: str,
+                    mate: Member,
+                    *args: str,
+                    n: int = n,
+                    b: str = backend,
+                    counter: Counter = counter,
                 ) -> None:
                     counter.reset()
                     took = cli(mate, *args)
@@ -131,6 +156,24 @@ def bench_memstore(sizes: list[int], work: Path) -> list[dict[str, Any]]:
                 measure("one-file push", bob, "sync")
     storage.close()
     return rows
+
+
+def _git_mates(root: Path, repos: Path, url: str, n: int) -> tuple[Member, Member]:
+    """Two teammates of a bare repository seeded with N memories, served over HTTP; bob's
+    cache clone (which ``init`` fetched) removed, so his first pull is a cold one."""
+    import shutil
+
+    from teamsync.commands.sync import init
+
+    alice, bob = make_team(root, ("alice", "bob"), init=False)
+    remote = repos / f"bench-{n}.git"
+    alice.remote.rename(remote)
+    seed_remote(remote, {f"m{i:05d}.md": memory_text(i) for i in range(n)})
+    config = SyncConfig("git", f"{url}/{remote.name}", BRANCH)
+    for mate in (alice, bob):
+        assert init(mate.settings, quiet_output(), config) == 0
+    shutil.rmtree(bob.home / ".cache/teamsync/git")
+    return alice, bob
 
 
 def _store_mate(root: Path, name: str, url: str, token: str, store: str) -> MemstoreMate:

@@ -190,6 +190,7 @@ class Encoder:
 
     name = MODEL_NAME
     files: tuple[str, ...] = ("model.safetensors", "tokenizer.json")
+    variant = ""  # MAX_TOKENS is in the cache's tag already
 
     def __init__(self, folder: Path | None = None, *, max_tokens: int = MAX_TOKENS) -> None:
         one_blas_thread()

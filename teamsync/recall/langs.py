@@ -112,6 +112,7 @@ KO_PARTICLES = tuple(
 )
 """Trailing particles and endings cut from a Hangul word (longest first)."""
 _PARTICLE_SET = frozenset(KO_PARTICLES)
+_PARTICLE_SIZES = sorted({len(p) for p in KO_PARTICLES}, reverse=True)
 
 _TELLING = {
     "tr": re.compile(r"[ıışğİ]"),
@@ -203,10 +204,15 @@ def stem(words: list[str], lang: str) -> list[str]:
 
 
 def strip_particle(word: str) -> str:
-    """``토큰을`` → ``토큰``: cut one trailing particle/ending if two syllables or more remain."""
-    for suffix in KO_PARTICLES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
-            return word[: -len(suffix)]
+    """``토큰을`` → ``토큰``: cut one trailing particle/ending if two syllables or more remain.
+
+    The longest particle that ends the word wins (as in :data:`KO_PARTICLES`' order): one set
+    look-up per particle length, not one ``endswith`` per particle (a first build of 1,000
+    Korean memories spent a third of its lexical time here).
+    """
+    for size in _PARTICLE_SIZES:
+        if len(word) - size >= 2 and word[-size:] in _PARTICLE_SET:
+            return word[:-size]
     return word
 
 

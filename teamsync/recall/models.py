@@ -29,6 +29,8 @@ class TextEncoder(Protocol):
     name: str
     files: tuple[str, ...]
     folder: Path
+    variant: str
+    """what else shapes its vectors (part of the vector cache's schema; "" for nothing)"""
 
     def verify(self) -> None: ...
 

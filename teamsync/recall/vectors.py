@@ -54,12 +54,20 @@ class VectorStore:
     """Vectors keyed by content checksum, for one memory directory."""
 
     def __init__(
-        self, path: Path, model: str = MODEL_NAME, files: tuple[str, ...] = MINILM_FILES
+        self,
+        path: Path,
+        model: str = MODEL_NAME,
+        files: tuple[str, ...] = MINILM_FILES,
+        variant: str = "",
     ) -> None:
+        """``variant`` names anything else that changes the vectors (the text's length, a second
+        vector per memory): part of the schema like the model and the recipe."""
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.files = files
         tag = f"{MODEL_NAME}/{RECIPE}/{MAX_TOKENS}" if model == MODEL_NAME else f"{model}/{RECIPE}"
+        if variant:
+            tag = f"{tag}/{variant}"
         try:
             self._db = self._init(sqlite3.connect(path, timeout=10), tag)
         except sqlite3.DatabaseError:  # a corrupt cache is only a cache
@@ -101,10 +109,11 @@ class VectorStore:
     def update(
         self,
         wanted: Iterable[tuple[str, str]],
-        read: Callable[[str], str | None],
-        encode: Callable[[list[str]], npt.NDArray[np.float32]],
+        read: Callable[[str], Any],
+        encode: Callable[[list[Any]], npt.NDArray[np.float32]],
     ) -> int:
-        """Embed every ``(path, sha)`` not cached yet (``read(path)`` gives its text); prune the rest.
+        """Embed every ``(path, sha)`` not cached yet (``read(path)`` gives what ``encode`` takes
+        for it, None when unreadable); prune the rest.
 
         Afterwards the packed matrix holds the vectors of ``wanted`` in its order.
         Returns how many memories were embedded.
@@ -114,7 +123,7 @@ class VectorStore:
         if self._packed_digest() == digest:
             return 0  # the same checksums in the same order as when it was packed
         have = {sha for (sha,) in self._db.execute("SELECT sha FROM vec")}
-        todo: dict[str, str] = {}
+        todo: dict[str, Any] = {}
         for path, sha in wanted:
             if sha and sha not in have and sha not in todo:
                 text = read(path)

@@ -10,14 +10,17 @@ So are upserted keys that collide with each other after NFKC + case folding or
 where one is the other's folder: every key of such a group is refused (a delete
 may fold like an upsert, which is a case-only rename). What is wrong with the
 request as a whole stays a refusal of the whole request: a key both upserted
-and deleted, a malformed ``baseChecksums`` value; and (in the storage, inside
-the write) a new key that clashes with a stored one.
+and deleted, a malformed ``baseChecksums`` value. A new key that clashes with a
+stored one is found by the storage, inside the write transaction (so a
+concurrent writer cannot slip between the check and the write): that key alone
+is left out and reported (:func:`stored_clashes`), the rest is written.
 Refusals name keys, rules and fingerprints, never content.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +167,31 @@ def _collisions(entries: dict[str, str]) -> dict[str, dict[str, Any]]:
     return bad
 
 
+def stored_clashes(pairs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """One refused entry per new key that clashes with a stored key (the write left it
+    out, under the lock; the rest was stored): ``team_memory_key_collision``, naming
+    the stored key(s) it clashes with."""
+    others: dict[str, list[str]] = {}
+    for new, stored in pairs:
+        others.setdefault(new, []).append(stored)
+    out = []
+    for key in sorted(others):
+        names = sorted(others[key])
+        how = ", ".join(_echo(k) for k in names)
+        out.append(
+            {
+                "key": _echo(key),
+                "reason": (
+                    f"clashes with {how}, already stored (they differ only by case or Unicode "
+                    "normalization, or one is the other's folder); rename it, or pull first"
+                ),
+                "error_code": "team_memory_key_collision",
+                "keys": [_echo(key), *(_echo(k) for k in names)],
+            }
+        )
+    return out
+
+
 def _echo(key: str) -> str:
     """A refused key as the error body may carry it: secrets redacted, lone surrogates escaped."""
     return redact_name(key).encode("utf-8", "backslashreplace").decode("utf-8")
@@ -236,6 +264,7 @@ def write_reply(result: WriteOk | WriteRefused) -> Reply:
             "lastModified": iso(h.last_modified),
             "version": h.version,
             "changedKeys": list(result.changed),
+            "rejectedEntries": stored_clashes(result.clashed),
         }
         return Reply(200, body)
     if result.kind == "conflict":
@@ -244,13 +273,6 @@ def write_reply(result: WriteOk | WriteRefused) -> Reply:
     if result.kind == "precondition":
         msg = "the store changed since your If-Match checksum; re-fetch and retry"
         return Reply(412, error_body("team_memory_precondition_failed", msg))
-    if result.kind == "collision":
-        pairs = [list(result.keys[i : i + 2]) for i in range(0, len(result.keys), 2)]
-        msg = (
-            "keys differ only by case or Unicode normalization from stored keys, "
-            "or one key's name is the other's folder"
-        )
-        return Reply(422, error_body("team_memory_key_collision", msg, keys=pairs))
     msg = (
         f"the repository may hold at most {result.max_entries} entries; "
         f"this request would make {result.received_entries}"

@@ -98,6 +98,9 @@ class Failed:
 
     kind: Literal["not_found", "precondition", "path_conflict", "archived", "too_many", "current"]
     message: str
+    details: dict[str, str] | None = None
+    """Extra fields of the error object (a path conflict's ``conflicting_path`` and
+    ``conflicting_memory_id``, as the API reference documents them)."""
 
 
 def new_id(prefix: str) -> str:
@@ -352,13 +355,9 @@ class MemstoreDB:
                 return Failed(
                     "archived", "the memory store is archived; its memories are read-only"
                 )
-            taken = tx.q(
-                "SELECT id FROM ms_memories WHERE store_id = ? AND path = ?", (store_id, path)
-            )
-            if taken:
-                return Failed(
-                    "path_conflict", f"a memory already exists at this path ({taken[0][0]})"
-                )
+            taken = self._overlap(tx, store_id, path, None)
+            if taken is not None:
+                return taken
             count = tx.q("SELECT COUNT(*) FROM ms_memories WHERE store_id = ?", (store_id,))
             if int(count[0][0]) >= max_memories:
                 return Failed("too_many", f"the memory store holds at most {max_memories} memories")
@@ -421,14 +420,9 @@ class MemstoreDB:
                     "archived", "the memory store is archived; its memories are read-only"
                 )
             if new_path != current.path:
-                taken = tx.q(
-                    "SELECT id FROM ms_memories WHERE store_id = ? AND path = ?",
-                    (store_id, new_path),
-                )
-                if taken:
-                    return Failed(
-                        "path_conflict", f"a memory already exists at this path ({taken[0][0]})"
-                    )
+                taken = self._overlap(tx, store_id, new_path, current.id)
+                if taken is not None:
+                    return taken
             row = MemoryRow(
                 current.id,
                 store_id,
@@ -447,6 +441,42 @@ class MemstoreDB:
             )
             self._add_version(tx, row, "modified", actor, now)
         return row
+
+    def _overlap(self, tx: Tx, store_id: str, path: str, moving: str | None) -> Failed | None:
+        """The path conflict of a create (or a rename of ``moving``) to ``path``, decided
+        under the store's lock: another memory at ``path``, at one of its ancestors (a
+        memory where ``path`` needs a folder), or below it (``path`` is their folder).
+        The API reference documents all three as ``memory_path_conflict_error`` with the
+        blocking ``conflicting_path`` and ``conflicting_memory_id``. Three index probes."""
+        parts = path.split("/")
+        exact = ["/".join(parts[:n]) for n in range(2, len(parts) + 1)]  # "/a", "/a/b", …
+        marks = ", ".join("?" for _ in exact)
+        rows = tx.q(
+            f"SELECT id, path FROM ms_memories WHERE store_id = ? AND path IN ({marks})"
+            f" ORDER BY path{self.collate}",
+            (store_id, *exact),
+        )
+        below = f"path{self.collate} >= ? AND path{self.collate} < ?"
+        rows += tx.q(
+            f"SELECT id, path FROM ms_memories WHERE store_id = ? AND {below}"
+            f" ORDER BY path{self.collate} LIMIT 2",
+            (store_id, path + "/", path + "0"),
+        )
+        for memory_id, taken in rows:
+            if memory_id == moving:
+                continue
+            if taken == path:
+                why = "a memory already exists at this path"
+            elif path.startswith(taken + "/"):
+                why = f"the memory at {taken} is a file where this path needs a folder"
+            else:
+                why = f"this path is the folder of the memory at {taken}"
+            return Failed(
+                "path_conflict",
+                f"{why} ({memory_id})",
+                {"conflicting_path": str(taken), "conflicting_memory_id": str(memory_id)},
+            )
+        return None
 
     def delete_memory(
         self,

@@ -40,7 +40,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -87,9 +87,12 @@ _HEX64 = frozenset("0123456789abcdef")
 class ApiError(Exception):
     """An answer in the API's error shape."""
 
-    def __init__(self, status: int, kind: str, message: str) -> None:
+    def __init__(
+        self, status: int, kind: str, message: str, details: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.kind, self.message = status, kind, message
+        self.details = details or {}
 
 
 def _bad(message: str) -> ApiError:
@@ -98,12 +101,14 @@ def _bad(message: str) -> ApiError:
 
 def _fail(failed: Failed) -> ApiError:
     status, kind = FAILED_STATUS[failed.kind]
-    return ApiError(status, kind, failed.message)
+    return ApiError(status, kind, failed.message, failed.details)
 
 
 def _answer(exc: ApiError) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return JSONResponse(memstore_error(exc.kind, exc.message), exc.status, headers=headers)
+    body = memstore_error(exc.kind, exc.message)
+    body["error"].update(exc.details)
+    return JSONResponse(body, exc.status, headers=headers)
 
 
 # -- rendering ------------------------------------------------------------------------
@@ -135,7 +140,11 @@ def render_memory(row: MemoryRow, *, full: bool) -> dict[str, Any]:
     }
 
 
-def render_version(row: VersionRow, *, full: bool) -> dict[str, Any]:
+def render_version(
+    row: VersionRow, *, full: bool, labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """``labels`` (``apikey_…`` -> the token's label) names each ``api_actor`` further: an
+    extension (``label``, beside the documented ``api_key_id``) that clients may ignore."""
     return {
         "type": "memory_version",
         "id": row.id,
@@ -147,10 +156,17 @@ def render_version(row: VersionRow, *, full: bool) -> dict[str, Any]:
         "content_sha256": row.sha,
         "content_size_bytes": row.size,
         "created_at": iso(row.created_at),
-        "created_by": row.actor,
+        "created_by": _labelled(row.actor, labels),
         "redacted_at": None if row.redacted_at is None else iso(row.redacted_at),
-        "redacted_by": row.redacted_by,
+        "redacted_by": _labelled(row.redacted_by, labels),
     }
+
+
+def _labelled(
+    actor: dict[str, str] | None, labels: Mapping[str, str] | None
+) -> dict[str, str] | None:
+    label = (labels or {}).get(actor.get("api_key_id", "")) if actor else None
+    return {**actor, "label": label} if actor and label else actor
 
 
 def actor_of(record: TokenRecord) -> dict[str, str]:
@@ -565,8 +581,25 @@ class _Api:
         if len(rows) > limit:
             rows = rows[:limit]
             nxt = _page({"before": rows[-1].seq})
-        data = [render_version(r, full=full) for r in rows]
+        labels = self._labels(rows)
+        data = [render_version(r, full=full, labels=labels) for r in rows]
         return JSONResponse({"data": data, "next_page": nxt})
+
+    def _labels(self, rows: Sequence[VersionRow]) -> dict[str, str]:
+        """``apikey_<token id>`` -> the token's label (``teamsync token create --label``),
+        for the tokens that wrote or redacted ``rows``: one lookup per distinct token."""
+        ids = {
+            a["api_key_id"]
+            for r in rows
+            for a in (r.actor, r.redacted_by)
+            if a and a.get("type") == "api_actor" and a.get("api_key_id", "").startswith("apikey_")
+        }
+        out = {}
+        for key_id in sorted(ids):
+            token = self.storage.get_token(key_id.removeprefix("apikey_"))
+            if token is not None and token.label:
+                out[key_id] = token.label
+        return out
 
     def get_version(self, record: TokenRecord, request: Request, _: None) -> Response:
         store = self._store(record, request)
@@ -575,7 +608,7 @@ class _Api:
         row = self.db.version(store.id, version_id)
         if row is None:
             raise ApiError(404, "not_found_error", f"no memory version {version_id} in this store")
-        return JSONResponse(render_version(row, full=full))
+        return JSONResponse(render_version(row, full=full, labels=self._labels([row])))
 
     def redact(self, record: TokenRecord, request: Request, _: Any) -> Response:
         store = self._store(record, request)
@@ -589,7 +622,7 @@ class _Api:
         if isinstance(row, Failed):
             raise _fail(row)
         log.info("memory store %s: version %s redacted", store.id, row.id)
-        return JSONResponse(render_version(row, full=True))
+        return JSONResponse(render_version(row, full=True, labels=self._labels([row])))
 
 
 def _store_fields(

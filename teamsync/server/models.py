@@ -60,6 +60,11 @@ class DeltaView(BaseModel):
     entryChecksums: dict[str, str]  # noqa: N815 - the live keys written after ``since``
     entryLastModified: dict[str, str]  # noqa: N815
     deleted: list[str]
+    deletedEntries: dict[str, int] = Field(default_factory=dict)  # noqa: N815
+    """Of ``deleted``: when each was deleted (ms), as a full listing says it."""
+    deletedChecksums: dict[str, str] = Field(default_factory=dict)  # noqa: N815 - extension
+    """Of ``deleted``: the checksum each held when deleted, as a full listing says it."""
+    sinceChecksum: str | None = None  # noqa: N815
 
 
 class EntriesRequest(BaseModel):

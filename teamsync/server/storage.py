@@ -14,7 +14,7 @@ so a write updates it from a running digest in O(changed keys).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -74,6 +74,9 @@ class Delta:
     """Keys deleted after ``since`` (and not written again)."""
     since_checksum: str | None = None
     """The store checksum at version ``since`` (None: not recorded, e.g. an older write)."""
+    tombstones: Mapping[str, Tombstone] = field(default_factory=dict)
+    """key -> when each of ``deleted`` was deleted and the checksum it held then (what a
+    full listing sends as ``deletedEntries`` / ``deletedChecksums``)."""
 
 
 class Tombstone(NamedTuple):
@@ -107,16 +110,20 @@ class WriteOk:
     head: Head
     changed: tuple[str, ...]
     """Keys whose stored value changed (upserted or deleted)."""
+    clashed: tuple[tuple[str, str], ...] = ()
+    """``(new, stored)`` pairs: a new key that clashes with a stored one (equal after
+    case / NFKC folding, or a file against a folder of one name) was not written; the
+    rest of the request was. Decided under the write lock."""
 
 
-RefusalKind = Literal["precondition", "conflict", "too_many_entries", "collision"]
+RefusalKind = Literal["precondition", "conflict", "too_many_entries"]
 
 
 @dataclass(frozen=True)
 class WriteRefused:
     kind: RefusalKind
     keys: tuple[str, ...] = ()
-    """Conflicting keys (``conflict``) or ``new, existing`` pairs flattened (``collision``)."""
+    """Conflicting keys (``conflict``)."""
     max_entries: int = 0
     received_entries: int = 0
 

@@ -6,14 +6,15 @@ and applied against a state nobody else can change meanwhile:
 
 1. ``If-None-Match: *`` (create-only) and per-key ``baseChecksums`` (409);
 2. ``If-Match`` against the store checksum (412);
-3. clashes of new keys with live keys (422): equal after case/NFKC folding,
+3. clashes of new keys with live keys: equal after case/NFKC folding,
    or a file whose name another key needs as a folder (``a.md``,
    ``A.md/x.md``). The candidates are found through the ``folded`` column
    (an index, compared in byte order), and the clash itself is decided by
    :func:`~teamsync.security.keys.clashes_with` on their keys; the column is
    re-folded at startup when the folding changes (:data:`FOLDING`). A key
    deleted in the same request frees its name, so a case-only rename (delete
-   ``Deploy.md``, upsert ``deploy.md``) passes;
+   ``Deploy.md``, upsert ``deploy.md``) passes. A clashing new key is left out of
+   the write and reported (:attr:`WriteOk.clashed`); the rest is written;
 4. the entries cap counted after the merge (413), from the live count kept
    with the digest;
 
@@ -30,9 +31,9 @@ from __future__ import annotations
 
 import abc
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from teamsync._version import __version__
@@ -186,18 +187,11 @@ class SqlListing:
         done()
 
 
-def check_request(
-    req: WriteRequest,
-    live: Mapping[str, str],
-    head: Locked,
-    neighbours: Callable[[Sequence[str]], Iterable[str]],
-) -> WriteRefused | None:
-    """Every precondition of :class:`WriteRequest`, against the locked state.
+def check_request(req: WriteRequest, live: Mapping[str, str], head: Locked) -> WriteRefused | None:
+    """The preconditions of :class:`WriteRequest`, against the locked state.
 
     ``live`` holds the live rows among the keys the request names (every upsert,
-    delete and ``baseChecksums`` key); ``neighbours(new)`` the stored live keys
-    that could clash with the ``new`` keys (same folding, or a folder/file
-    relation), so nothing here reads the whole repository.
+    delete and ``baseChecksums`` key), so nothing here reads the whole repository.
     """
     if req.create_only and head.version > 0:
         return WriteRefused("precondition")
@@ -207,17 +201,44 @@ def check_request(
             return WriteRefused("conflict", keys=tuple(bad))
     if req.if_match is not None and not head.matches(req.if_match):
         return WriteRefused("precondition")
+    return None
+
+
+def clashing(
+    req: WriteRequest, live: Mapping[str, str], neighbours: Callable[[Sequence[str]], Iterable[str]]
+) -> list[tuple[str, str]]:
+    """``(new, other)`` pairs: the new keys of ``req`` that clash with a stored key (or
+    with another new key) once the request is applied; each such key is left out of the
+    write, the rest goes ahead. ``neighbours(new)`` gives the stored live keys that
+    could clash with the ``new`` keys (same folding, or a folder/file relation). A key
+    deleted in the same request frees its name (a case-only rename)."""
+    new = [key for key in req.upserts if key not in live]
+    if not new:
+        return []
+    deletes = set(req.deletes) - set(req.upserts)
+    return clashes_with(new, (set(neighbours(new)) - deletes) | set(req.upserts))
+
+
+def check_cap(req: WriteRequest, live: Mapping[str, str], head: Locked) -> WriteRefused | None:
+    """The entries cap, counted after the merge (413)."""
     deletes = set(req.deletes) - set(req.upserts)
     new = [key for key in req.upserts if key not in live]
-    if new:
-        after = (set(neighbours(new)) - deletes) | set(req.upserts)
-        pairs = clashes_with(new, after)
-        if pairs:
-            return WriteRefused("collision", keys=tuple(k for pair in pairs for k in pair))
     count = head.live - len(deletes & live.keys()) + len(new)
     if count > req.max_entries and count > head.live:
         return WriteRefused("too_many_entries", max_entries=req.max_entries, received_entries=count)
     return None
+
+
+def without(req: WriteRequest, keys: Collection[str]) -> WriteRequest:
+    """``req`` with the upserts of ``keys`` left out (and their per-key preconditions)."""
+    if not keys:
+        return req
+    base = req.base_checksums
+    return replace(
+        req,
+        upserts={k: v for k, v in req.upserts.items() if k not in keys},
+        base_checksums=None if base is None else {k: v for k, v in base.items() if k not in keys},
+    )
 
 
 @dataclass
@@ -361,13 +382,15 @@ class SqlStorage(abc.ABC):
             ]
             rows = _rows_for(tx, "key, checksum, updated_at, deleted", "1 = 1", repo_id, keys)
         live = [r for r in rows if not r[3]]
+        gone = [r for r in rows if r[3]]
         return Delta(
             head=current,
             since=version,
             checksums={r[0]: r[1] for r in live},
             updated_at={r[0]: float(r[2]) for r in live},
-            deleted=tuple(sorted(r[0] for r in rows if r[3])),
+            deleted=tuple(sorted(r[0] for r in gone)),
             since_checksum=str(at[0][0]) if at else None,
+            tombstones={str(r[0]): Tombstone(float(r[2]), str(r[1])) for r in gone},
         )
 
     def _lock_repo(self, tx: Tx, repo: str) -> Locked:
@@ -441,13 +464,18 @@ class SqlStorage(abc.ABC):
             def neighbours(new: Sequence[str]) -> list[str]:
                 return self._neighbours(tx, head.repo_id, head.live, new)
 
-            refused = check_request(request, live, head, neighbours)
+            refused = check_request(request, live, head)
+            if refused is not None:
+                return refused
+            clashed = tuple(clashing(request, live, neighbours))
+            req = without(request, {new for new, _ in clashed})
+            refused = check_cap(req, live, head)
             if refused is not None:
                 return refused
             before = dict(live)
-            changed, changes = _apply(head.repo_id, request, sums, live, now)
+            changed, changes = _apply(head.repo_id, req, sums, live, now)
             if not changed:
-                return WriteOk(Head(head.version, head.checksum, head.updated), ())
+                return WriteOk(Head(head.version, head.checksum, head.updated), (), clashed)
             gone = [entry_element(k, before[k]) for k in changed if k in before]
             added = [elements[k] for k in changed if k in live]
             digest = digest_add(head.digest, added, gone)
@@ -461,7 +489,7 @@ class SqlStorage(abc.ABC):
                     (SERIAL_SUM, [(head.repo_id, version, new_sum)]),
                 ]
             )
-            return WriteOk(Head(version, new_sum, now), tuple(changed))
+            return WriteOk(Head(version, new_sum, now), tuple(changed), clashed)
 
         return self._write_tx(repo, apply)
 

@@ -49,6 +49,11 @@ class Snapshot:
     checksum_at: tuple[int, str] | None = None
     """``(serial, store checksum)`` the server says it held at an earlier serial the
     client asked about (its mark), when it can tell (the ``delta`` extension)."""
+    went_back: tuple[str, ...] = ()
+    """Keys the remote lists at a version older than one this machine saw there, told
+    by the backend's own record of versions (a memory store's ``memory_version_id`` and
+    ``updated_at``): the remote was restored to an older state (the lost-history guard
+    stops)."""
 
 
 @dataclass(frozen=True)

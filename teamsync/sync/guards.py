@@ -114,6 +114,8 @@ def _seen(
         return "holds nothing (no store, or no branch)" if existed else None
     if base and all(snap.checksums.get(k) == c for k, c in base.items()):
         return None  # it holds all this machine last synced (e.g. a teammate restored it)
+    if snap.went_back:
+        return _went_back(snap.went_back)
     empty = bool(base) and not snap.checksums and not snap.rejected
     if mark is None or mark.version is None:
         return "is empty" if empty else None
@@ -127,6 +129,16 @@ def _seen(
         return f"is at {snap.version[:12]}, which does not descend from {mark.version[:12]}"
     # emptied by ordinary deletes that descend from what we saw: a change, not a loss
     return "is empty" if empty and not (moved_on or follows) else None
+
+
+def _went_back(keys: Sequence[str]) -> str:
+    shown = ", ".join(printable(k) for k in keys[:5])
+    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
+    n = len(keys)
+    return (
+        f"lists {n} memor{'y' if n == 1 else 'ies'} at an older version than this machine saw "
+        f"there ({shown}{more}): the store was put back to an earlier state"
+    )
 
 
 def _by_serial(mark: RemoteMark, snap: Snapshot) -> tuple[str | None, bool]:

@@ -99,6 +99,18 @@ class Listed:
     """``memory_version_id``: the version holding the current content (``memver_…``)."""
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What this machine saw of one memory's versions (kept in the state dir)."""
+
+    latest: str
+    """The ``memory_version_id`` listed last ("" once the memory left the listing)."""
+    superseded: tuple[str, ...]
+    """Version ids seen current here and then replaced (an edit, a rename, a delete)."""
+    at: float
+    """``updated_at`` of the latest version seen live (0.0: not recorded, an older cache)."""
+
+
 SUPERSEDED_KEPT = 16
 """Version ids kept per memory once superseded (by an edit, a rename or a delete)."""
 RECORDS_KEPT = 50_000
@@ -160,8 +172,8 @@ class MemstoreBackend(BackendDefaults):
         self._cached_rejected: dict[str, str] = {}
         self._seen: dict[str, dict[str, Listed]] = {}
         """store checksum -> the listing it names, for :meth:`descends_from`."""
-        self._record: dict[str, tuple[str, tuple[str, ...]]] = {}
-        """memory id -> (version id last seen, "" once deleted; version ids seen superseded)."""
+        self._record: dict[str, Seen] = {}
+        """memory id -> what this machine saw of its versions (:class:`Seen`)."""
         self._went_back: list[str] = []
         """Keys whose current version is one this machine saw superseded (this listing)."""
         self._cache_at_start: str | None = None
@@ -183,6 +195,7 @@ class MemstoreBackend(BackendDefaults):
             checksums=sums,
             changed_at={k: m.updated_at for k, m in listing.items()},
             rejected=rejected,
+            went_back=tuple(self._went_back),
         )
         self._listing, self._snap = listing, snap
         return snap
@@ -226,28 +239,41 @@ class MemstoreBackend(BackendDefaults):
         return listing, rejected
 
     def _older(self, listing: Mapping[str, Listed]) -> list[str]:
-        """Keys listed at a version this machine saw superseded: the store went back."""
+        """Keys listed at an older version than this machine saw: the store went back.
+
+        Older is either a version seen superseded here, or another version than the
+        one seen last whose ``updated_at`` is earlier than that one's (a version the
+        store made before the one this machine saw: the restored backup was taken
+        between two edits this machine did not see apart). A store's clock that ran
+        backwards between two writes of one memory would read the same way.
+        """
         out = []
         for key, m in listing.items():
             seen = self._record.get(m.id)
-            if seen is not None and m.version and m.version != seen[0] and m.version in seen[1]:
+            if seen is None or not m.version or m.version == seen.latest:
+                continue
+            if m.version in seen.superseded or (seen.at and m.updated_at < seen.at):
                 out.append(key)
         return sorted(out)
 
     def _remember(self, listing: Mapping[str, Listed]) -> None:
         """Advance the version record to ``listing`` (a read of the folder, or what a push
         made of it): a version no longer current is superseded, a memory gone is deleted."""
-        now = {m.id: m.version for m in listing.values() if m.version}
+        now = {m.id: m for m in listing.values() if m.version}
         if listing and not now:
             return  # a server that lists no version ids: nothing to judge by
         rec = self._record
-        for mid, (latest, older) in list(rec.items()):
-            current = now.get(mid, "")
-            if latest and current != latest:
-                rec[mid] = (current, (*older, latest)[-SUPERSEDED_KEPT:])
-        for mid, version in now.items():
+        for mid, seen in list(rec.items()):
+            current = now.get(mid)
+            version = current.version if current is not None else ""
+            if version == seen.latest:
+                continue
+            older = (*seen.superseded, seen.latest) if seen.latest else seen.superseded
+            at = current.updated_at if current is not None else seen.at  # kept once deleted
+            rec[mid] = Seen(version, older[-SUPERSEDED_KEPT:], at)
+        for mid, m in now.items():
             if mid not in rec:
-                rec[mid] = (version, ())
+                rec[mid] = Seen(m.version, (), m.updated_at)
         while len(rec) > RECORDS_KEPT:  # the oldest records go first (insertion order)
             rec.pop(next(iter(rec)))
 
@@ -361,9 +387,12 @@ class MemstoreBackend(BackendDefaults):
                 done[new] = checksum(sendable[new])
                 deleted.append(old)
             for key in sorted(set(sendable) - set(renames.values())):
-                after[key] = _listed(
-                    self._upsert(key, sendable[key], changes.base_checksums.get(key))
-                )
+                try:
+                    made = self._upsert(key, sendable[key], changes.base_checksums.get(key))
+                except _Blocked as exc:
+                    held[key] = exc.why  # the rest goes ahead; the file stays here
+                    continue
+                after[key] = _listed(made)
                 done[key] = checksum(sendable[key])
             for key in sorted(set(changes.deletes) - set(renames)):
                 self._delete(key, changes.base_checksums.get(key))
@@ -404,8 +433,14 @@ class MemstoreBackend(BackendDefaults):
                 return self._call(
                     self.mems.create, self.store_id, path=self.prefix + key, content=text
                 )
-            except anthropic.ConflictError:
-                raise _Conflict(key) from None
+            except anthropic.ConflictError as exc:
+                blocking = _overlapping(exc, self.prefix + key)
+                if blocking is None:
+                    raise _Conflict(key) from None
+                raise _Blocked(
+                    f"not pushed: the store holds {blocking!r}, which needs this name as a file "
+                    "or a folder (the server said so for this one memory); rename one"
+                ) from None
         try:
             return self._call(
                 self.mems.update,
@@ -491,7 +526,7 @@ class MemstoreBackend(BackendDefaults):
             if data.get("store") != [self.store_id, self.prefix]:
                 return
             self._record = {
-                str(k): (str(v[0]), tuple(str(x) for x in v[1]))
+                str(k): Seen(str(v[0]), tuple(str(x) for x in v[1]), float(v[2]) if v[2:] else 0.0)
                 for k, v in data.get("versions", {}).items()
             }
             items = {k: Listed(*v) for k, v in data["listing"].items()}
@@ -535,7 +570,7 @@ class MemstoreBackend(BackendDefaults):
                 for k, m in self._cached_listing.items()
             },
             "rejected": self._cached_rejected if listing is not None else {},
-            "versions": {k: [v[0], list(v[1])] for k, v in self._record.items()},
+            "versions": {k: [v.latest, list(v.superseded), v.at] for k, v in self._record.items()},
         }
         try:
             self.cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -670,6 +705,14 @@ class MemstoreBackend(BackendDefaults):
         self.client.close()
 
 
+class _Blocked(Exception):
+    """A create the store refused for that one memory: another memory's path overlaps."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 class _Conflict(Exception):
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -697,6 +740,21 @@ def _hex(value: str) -> str:
     return value.removeprefix("sha256:")
 
 
+def _overlapping(exc: Any, path: str) -> str | None:
+    """The other memory's path when a create's 409 is a path conflict with a memory at
+    another path (an ancestor or a descendant: ``conflicting_path``, as the API
+    reference documents it), printable; None for anything else (the same path taken
+    meanwhile, a precondition, a server that names no path): a conflict to re-list."""
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict) or error.get("type") != "memory_path_conflict_error":
+        return None
+    other = error.get("conflicting_path")
+    if not isinstance(other, str) or not other or other == path:
+        return None
+    return printable(other[:1100])
+
+
 def _message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     error = body.get("error") if isinstance(body, dict) else None
@@ -704,13 +762,30 @@ def _message(exc: Any) -> str:
     return printable(text[:300]) if isinstance(text, str) else "no message"
 
 
+ACTOR_KINDS = (
+    ("user_id", "user"),
+    ("api_key_id", "API key"),
+    ("session_id", "session"),
+    ("service_account_id", "service account"),
+)
+"""The API's actors (``created_by``): each names one id, and its kind; none names a person."""
+
+
 def _actor(actor: Any) -> str:
+    """Who wrote a version, as far as the store tells: the actor's kind and id (``API key
+    apikey_…``, ``user user_…``, ``session sesn_…``, ``service account svac_…``), led by
+    the token's label where the server adds one (``teamsync serve``: ``alice (API key
+    apikey_…)``). Printable only: a server's words never reach the terminal raw."""
     if actor is None:
         return "?"
-    for attr in ("user_id", "api_key_id", "session_id", "service_account_id"):
+    for attr, kind in ACTOR_KINDS:
         value = getattr(actor, attr, None)
         if isinstance(value, str):
-            return value
+            named = f"{kind} {printable(value[:100])}"
+            label = (getattr(actor, "model_extra", None) or {}).get("label")
+            return (
+                f"{printable(label[:60])} ({named})" if isinstance(label, str) and label else named
+            )
     return "?"
 
 

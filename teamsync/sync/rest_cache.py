@@ -1,7 +1,9 @@
 """Caching of the REST listing: what the server said under an ETag, kept across runs.
 
 A no-change sync costs one conditional GET answered 304: the snapshot is rebuilt
-from the kept listing (:meth:`ListingKeeper.snapshot`). The listing lives in the base
+from the kept listing (:meth:`ListingKeeper.snapshot`), its deletes included
+(``deletedEntries`` and ``deletedChecksums``: a stale copy is judged by its bytes
+whichever way the listing came). The listing lives in the base
 store (:class:`~teamsync.sync.base.ListingCache`) once the engine hands it over
 (:meth:`~teamsync.sync.base.Backend.use_cache`); without it, only for one run. A
 guard that stops a run puts back the listing kept when the run started
@@ -11,6 +13,7 @@ guard that stops a run puts back the listing kept when the run started
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from teamsync.sync.base import ListingCache, Snapshot
 from teamsync.sync.state import RemoteListing
@@ -52,6 +55,8 @@ class ListingKeeper:
             changed_at=dict(listing.changed_at),
             rejected=dict(listing.rejected),
             serial=listing.serial,
+            deleted=dict(listing.deleted),
+            deleted_sums=dict(listing.deleted_sums),
         )
 
     def save(
@@ -65,13 +70,7 @@ class ListingKeeper:
         entries a fetch ``refused`` are kept as refused."""
         if snap is not None and refused:
             sums = {k: v for k, v in snap.checksums.items() if k not in refused}
-            snap = Snapshot(
-                version=snap.version,
-                checksums=sums,
-                changed_at=snap.changed_at,
-                rejected={**snap.rejected, **refused},
-                serial=snap.serial,
-            )
+            snap = replace(snap, checksums=sums, rejected={**snap.rejected, **refused})
         listing = None
         if etag and snap is not None:
             listing = RemoteListing(
@@ -82,6 +81,8 @@ class ListingKeeper:
                 changed_at=snap.changed_at,
                 rejected=snap.rejected,
                 extensions=extensions,
+                deleted=snap.deleted,
+                deleted_sums=snap.deleted_sums,
             )
         self.listing = listing
         if self.cache is not None:

@@ -151,10 +151,18 @@ def apply_delta(
         return None
     snap = parse_hashes({**data, "entryChecksums": merged}, head, where, cap)
     kept = {k: t for k, t in listing.changed_at.items() if k in snap.checksums and k not in sums}
+    # deletes: the kept listing's still stand unless the key lives again; the delta's
+    # (``deletedEntries`` / ``deletedChecksums`` of its ``deleted`` keys) are newer
+    still = {k: t for k, t in listing.deleted.items() if k not in merged and k not in snap.deleted}
     return Snapshot(
         version=snap.version,
         checksums=snap.checksums,
         changed_at={**kept, **snap.changed_at},
         rejected=snap.rejected,
         serial=snap.serial,
+        deleted={**still, **snap.deleted},
+        deleted_sums={
+            **{k: v for k, v in listing.deleted_sums.items() if k in still},
+            **snap.deleted_sums,
+        },
     )

@@ -38,6 +38,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from teamsync._walk import walk
@@ -65,6 +66,9 @@ CREATE TABLE IF NOT EXISTS past (
 CREATE INDEX IF NOT EXISTS past_key ON past (key, id);
 CREATE TABLE IF NOT EXISTS listing (
     key TEXT PRIMARY KEY, checksum TEXT NOT NULL, changed_at REAL, rejected TEXT
+);
+CREATE TABLE IF NOT EXISTS listing_deleted (
+    key TEXT PRIMARY KEY, at REAL NOT NULL, checksum TEXT
 );
 CREATE TABLE IF NOT EXISTS renamed (
     old TEXT NOT NULL, new TEXT NOT NULL, checksum TEXT NOT NULL, at REAL NOT NULL,
@@ -117,6 +121,10 @@ class RemoteListing(NamedTuple):
     rejected: Mapping[str, str]
     """key -> why it was refused (listed keys only; content refusals are found at fetch)."""
     extensions: frozenset[str] | None = None
+    deleted: Mapping[str, float] = MappingProxyType({})
+    """The listing's ``deletedEntries``: key -> when it was deleted (POSIX time)."""
+    deleted_sums: Mapping[str, str] = MappingProxyType({})
+    """The listing's ``deletedChecksums``: key -> checksum of what was deleted."""
 
 
 class PastVersion(NamedTuple):
@@ -330,6 +338,12 @@ class BaseStore:
                 times[key] = float(at)
         serial = rows.get("listing_serial") or ""
         exts = rows.get("listing_exts")
+        gone: dict[str, float] = {}
+        gone_sums: dict[str, str] = {}
+        for key, at, check in self._db.execute("SELECT key, at, checksum FROM listing_deleted"):
+            gone[str(key)] = float(at)
+            if check is not None:
+                gone_sums[str(key)] = str(check)
         return RemoteListing(
             etag=etag,
             version=rows.get("listing_version") or None,
@@ -338,15 +352,22 @@ class BaseStore:
             changed_at=times,
             rejected=refused,
             extensions=None if exts is None else frozenset(x for x in exts.split(",") if x),
+            deleted=gone,
+            deleted_sums=gone_sums,
         )
 
     def save_listing(self, listing: RemoteListing | None) -> None:
         """Replace the cached listing in one transaction (None: forget it)."""
         with self.transaction():
             self._db.execute("DELETE FROM listing")
+            self._db.execute("DELETE FROM listing_deleted")
             self._db.execute("DELETE FROM meta WHERE name LIKE 'listing_%'")
             if listing is None:
                 return
+            self._db.executemany(
+                "INSERT INTO listing_deleted VALUES (?, ?, ?)",
+                [(k, at, listing.deleted_sums.get(k)) for k, at in listing.deleted.items()],
+            )
             rows: list[tuple[str, str, float | None, str | None]]
             rows = [(k, c, listing.changed_at.get(k), None) for k, c in listing.checksums.items()]
             rows += [(k, "", None, why) for k, why in listing.rejected.items()]

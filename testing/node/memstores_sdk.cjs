@@ -65,6 +65,13 @@ async function main() {
   assert.equal(moved.id, first.id); assert.equal(moved.path, '/notes/c.md');
   await rejects(mems.update(first.id, { memory_store_id: made.id, path: '/top.md' }),
     Anthropic.ConflictError, 'memory_path_conflict_error'); calls++;
+  // a path overlapping another memory's (a file where a folder is needed, or the reverse)
+  const under = await rejects(mems.create(made.id, { path: '/top.md/inner.md', content: 'x' }),
+    Anthropic.ConflictError, 'memory_path_conflict_error'); calls++;
+  assert.equal(under.error.error.conflicting_path, '/top.md');
+  const over = await rejects(mems.update(first.id, { memory_store_id: made.id, path: '/notes/deep' }),
+    Anthropic.ConflictError, 'memory_path_conflict_error'); calls++;
+  assert.equal(over.error.error.conflicting_path, '/notes/deep/b.md');
 
   const top = []; for await (const i of mems.list(made.id, { depth: 1 })) top.push([i.type, i.path]); calls++;
   assert.deepEqual(top, [['memory_prefix', '/notes/'], ['memory', '/top.md']]);

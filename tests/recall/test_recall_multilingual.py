@@ -187,3 +187,47 @@ def test_warm_builds_both_caches_incrementally_and_the_cli_says_what_it_did(
         env={**os.environ, **env},
     )
     assert nothing.returncode == 2 and "--warm takes no QUERY" in nothing.stderr
+
+
+@needs_use
+def test_a_head_rule_keeps_two_vectors_per_memory_and_takes_the_larger_cosine(
+    korean: Path, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from teamsync.recall.hybrid import _memory_texts
+
+    encoder = models.encoder(use_encoder.NAME)
+    rule = dataclasses.replace(RULES[use_encoder.NAME], head=True)
+    path = tmp_path / "v.sqlite"
+    index = HybridIndex(korean, None, path, encoder=encoder, rule=rule)
+    try:
+        assert index.refresh()[1] == 9
+        query = "How long is the rider app refresh token valid?"
+        hits = index.search(query)
+        files = index.lexical.files()
+        matrix, rows = index.vectors.matrix([sha for _, _, sha in files])
+        assert matrix.shape == (9, 1024)  # the recipe's vector, then the name and description's
+        texts = [_memory_texts(korean, files[r][1]) for r in rows]
+        assert all(t is not None for t in texts)
+        q = encoder.encode([query])[0]
+        recipe = encoder.encode([t[0] for t in texts if t]) @ q
+        head = encoder.encode([t[1] for t in texts if t]) @ q
+        by_path = {
+            files[r][1]: float(max(a, b)) for r, a, b in zip(rows, recipe, head, strict=True)
+        }
+        assert hits and all(np.isclose(h.cosine, by_path[h.path], atol=1e-4) for h in hits)
+        assert hits[0].path == "team/m1.md"
+        put(korean, "team/m1.md", memory("토큰 만료", "액세스 토큰은 30분 후 만료된다."))
+        assert index.refresh()[1] == 1  # an edit re-embeds that memory alone, both its vectors
+    finally:
+        index.close()
+    one = dataclasses.replace(rule, head=False)
+    plain = HybridIndex(korean, None, path, encoder=encoder, rule=one)
+    try:  # the same file under a rule without the second vector starts afresh
+        assert plain.refresh()[1] == 9
+        assert plain.vectors.matrix([sha for _, _, sha in plain.lexical.files()])[0].shape[1] == 512
+    finally:
+        plain.close()

@@ -162,8 +162,10 @@ def test_collisions_secrets_and_bad_bodies(client: httpx2.Client) -> None:
         "a.md": "team_memory_key_collision",
     }
     client.put(URL, json={"entries": {"Notes.md": "1"}})
-    later = client.put(URL, json={"entries": {"NOTES.md": "2"}})
-    assert later.status_code == 422 and details(later)["keys"] == [["NOTES.md", "Notes.md"]]
+    later = client.put(URL, json={"entries": {"NOTES.md": "2", "b.md": "3"}})
+    assert refused(later) == {"NOTES.md": "team_memory_key_collision"}  # b.md stored
+    assert later.json()["rejectedEntries"][0]["keys"] == ["NOTES.md", "Notes.md"]
+    assert later.json()["changedKeys"] == ["b.md"]
     secret = client.put(URL, json={"entries": {"creds.md": f"token: {FAKE_PAT}\n"}})
     assert refused(secret) == {"creds.md": "team_memory_secret_detected"}
     assert FAKE_PAT not in secret.text

@@ -53,8 +53,11 @@ FILLER = {f"fill/f{i:02}.md": f"filler {i}\n" for i in range(40)}
 _repos = itertools.count()
 
 
-def reference(req: WriteRequest, live: dict[str, str], version: int) -> WriteRefused | list[str]:
-    """The pre-digest algorithm on the whole live listing; mutates ``live`` on success."""
+def reference(
+    req: WriteRequest, live: dict[str, str], version: int
+) -> WriteRefused | tuple[list[str], tuple[tuple[str, str], ...]]:
+    """The pre-digest algorithm on the whole live listing; mutates ``live`` on success.
+    Returns the changed keys and the ``(new, other)`` clashes left out of the write."""
     if req.create_only and version > 0:
         return WriteRefused("precondition")
     if req.base_checksums:
@@ -67,23 +70,24 @@ def reference(req: WriteRequest, live: dict[str, str], version: int) -> WriteRef
     deletes = set(req.deletes) - set(req.upserts)
     after = (set(live) - deletes) | set(req.upserts)
     new = [key for key in req.upserts if key not in live]
-    pairs = clashes_with(new, after) if new else []
-    if pairs:
-        return WriteRefused("collision", keys=tuple(k for pair in pairs for k in pair))
+    pairs = tuple(clashes_with(new, after) if new else [])
+    left_out = {key for key, _ in pairs}
+    upserts = {k: v for k, v in req.upserts.items() if k not in left_out}
+    after -= left_out
     if len(after) > req.max_entries and len(after) > len(live):
         return WriteRefused(
             "too_many_entries", max_entries=req.max_entries, received_entries=len(after)
         )
     changed = []
-    for key in sorted(req.upserts):
-        if live.get(key) != checksum(req.upserts[key]):
-            live[key] = checksum(req.upserts[key])
+    for key in sorted(upserts):
+        if live.get(key) != checksum(upserts[key]):
+            live[key] = checksum(upserts[key])
             changed.append(key)
     for key in sorted(deletes):
         if key in live:
             del live[key]
             changed.append(key)
-    return changed
+    return changed, pairs
 
 
 keys = st.sampled_from(KEYS)
@@ -137,8 +141,9 @@ def _run_against_reference(storage: Storage, ops: list[dict[str, Any]], prefill:
             assert got == expected, (req, live)
             continue
         assert isinstance(got, WriteOk), (req, got)
-        assert sorted(got.changed) == sorted(expected)
-        version += 1 if expected else 0
+        assert sorted(got.changed) == sorted(expected[0])
+        assert got.clashed == expected[1], (req, live)
+        version += 1 if expected[0] else 0
         assert got.head.version == version
         assert got.head.checksum == store_checksum(live)
         stale = before
@@ -214,8 +219,9 @@ def test_every_clash_kind_is_found_in_a_store_read_by_index(storage: Storage) ->
     for n, (stored, new) in enumerate(CLASHES):
         repo = f"acme/clash{n}"
         storage.write(repo, WriteRequest(upserts={**FILLER, stored: "x\n"}), time.time())
-        refused = storage.write(repo, WriteRequest(upserts={new: "y\n"}), time.time())
-        assert refused == WriteRefused("collision", keys=(new, stored)), (stored, new)
+        left_out = storage.write(repo, WriteRequest(upserts={new: "y\n"}), time.time())
+        assert isinstance(left_out, WriteOk) and left_out.clashed == ((new, stored),), (stored, new)
+        assert left_out.changed == ()
         renamed = storage.write(
             repo, WriteRequest(upserts={new: "y\n"}, deletes=[stored]), time.time()
         )
@@ -243,7 +249,7 @@ def test_a_database_from_before_digests_is_upgraded_at_startup(db_url: str) -> N
         assert head is not None and head.checksum == want and head.version == 1
         # the re-folded column finds the clash again
         clash = store.write("acme/old", WriteRequest(upserts={"A.md": "x\n"}), time.time())
-        assert clash == WriteRefused("collision", keys=("A.md", "a.md"))
+        assert isinstance(clash, WriteOk) and clash.clashed == (("A.md", "a.md"),)
     finally:
         store.close()
 

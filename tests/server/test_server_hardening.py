@@ -38,7 +38,8 @@ from testing.server import (
 )
 
 PATH = "/api/claude_code/team_memory"
-URL = PATH + "?repo=acme/widgets"
+REPO = "acme/widgets"
+URL = PATH + "?repo=" + REPO
 HUGE = "9" * 4_301
 
 
@@ -118,10 +119,14 @@ def test_file_and_folder_of_one_name_refused_in_one_request(client: httpx2.Clien
 
 def test_file_and_folder_of_one_name_refused_against_stored_keys(client: httpx2.Client) -> None:
     assert client.put(URL, json={"entries": {"MEMORY.md": "# i\n"}}).status_code == 200
-    for key in ("MEMORY.md/x.md", "memory.md/x.md", "ＭＥＭＯＲＹ.md/x.md"):
-        resp = client.put(URL, json={"entries": {key: "x"}})
-        assert resp.status_code == 422, key
-        assert resp.json()["error"]["details"]["keys"] == [[key, "MEMORY.md"]]
+    for n, key in enumerate(("MEMORY.md/x.md", "memory.md/x.md", "ＭＥＭＯＲＹ.md/x.md")):
+        resp = client.put(URL, json={"entries": {key: "x", f"ok{n}.md": "fine"}})
+        assert resp.status_code == 200, key  # that entry refused, the rest stored
+        assert refused(resp) == {key: "team_memory_key_collision"}
+        (item,) = resp.json()["rejectedEntries"]
+        assert item["keys"] == [key, "MEMORY.md"] and "already stored" in item["reason"]
+        assert resp.json()["changedKeys"] == [f"ok{n}.md"]
+    assert client.put(URL, json={"deletes": ["ok0.md", "ok1.md", "ok2.md"]}).status_code == 200
     assert client.put(URL, json={"entries": {"plan/a.md": "a"}}).status_code == 200
     resp = client.put(URL, json={"entries": {"PLAN": "x"}})  # not *.md: refused anyway
     assert refused(resp) == {"PLAN": "team_memory_invalid_key"}
@@ -132,6 +137,41 @@ def test_file_and_folder_of_one_name_refused_against_stored_keys(client: httpx2.
     assert moved.status_code == 200, moved.text
     listing = client.get(URL).json()["content"]["entries"]
     assert set(listing) == {"MEMORY.md/x.md", "plan/a.md"}
+
+
+def test_two_writers_racing_for_one_folded_name_each_store_the_rest(storage: Storage) -> None:
+    """Issue 26 §4: the stored-key clash is decided under the write lock. Two writers
+    each PUT their own spelling of a new name (plus a memory of their own) at once,
+    through a real server: every round exactly one spelling is stored, the other
+    writer's PUT is a 200 naming it in ``rejectedEntries``, and both other memories are
+    stored (no 422, no lost entry, never both spellings)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    token = token_for(storage)
+    with uvicorn_server(app_for(storage)) as url:
+        with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as http:
+
+            def put(entries: dict[str, str]) -> httpx2.Response:
+                return http.put(URL, json={"entries": entries})
+
+            with ThreadPoolExecutor(2) as pool:
+                for n in range(12):
+                    spelled = (f"Deploy{n}.md", f"dep\uff4coy{n}.md" if n % 2 else f"deploy{n}.md")
+                    if n % 3 == 2:  # a file against a folder of one name
+                        spelled = (f"Plan{n}.md", f"plan{n}.md/step.md")
+                    answers = list(
+                        pool.map(put, [{spelled[0]: "a\n", f"a{n}.md": "a\n"},
+                                       {spelled[1]: "b\n", f"b{n}.md": "b\n"}])
+                    )  # fmt: skip
+                    lost = [refused(r) for r in answers]
+                    assert sorted(len(x) for x in lost) == [0, 1], (n, lost)
+                    (loser,) = [k for x in lost for k in x]
+                    assert loser in spelled and lost[spelled.index(loser)] == {
+                        loser: "team_memory_key_collision"
+                    }
+                    live = set(storage.state(REPO, contents=False).checksums)  # type: ignore[union-attr]
+                    assert {f"a{n}.md", f"b{n}.md"} <= live and loser not in live
+                    assert (set(spelled) - {loser}) <= live
 
 
 def test_case_only_rename_is_one_put(client: httpx2.Client) -> None:
@@ -150,10 +190,11 @@ def test_case_only_rename_is_one_put(client: httpx2.Client) -> None:
 def test_stored_clash_check_on_both_databases(storage: Storage) -> None:
     now = time.time()
     assert isinstance(storage.write("acme/w", WriteRequest({"RTK-I.md": "i"}), now), WriteOk)
-    refused = storage.write("acme/w", WriteRequest({"RTK-\u0131.md": "x"}), now)
-    assert not isinstance(refused, WriteOk) and refused.kind == "collision"
-    refused = storage.write("acme/w", WriteRequest({"rtk-i.md/x.md": "x"}), now)
-    assert not isinstance(refused, WriteOk) and refused.keys == ("rtk-i.md/x.md", "RTK-I.md")
+    clash = storage.write("acme/w", WriteRequest({"RTK-\u0131.md": "x"}), now)
+    assert isinstance(clash, WriteOk) and clash.clashed == (("RTK-\u0131.md", "RTK-I.md"),)
+    clash = storage.write("acme/w", WriteRequest({"rtk-i.md/x.md": "x"}), now)
+    assert isinstance(clash, WriteOk) and clash.clashed == (("rtk-i.md/x.md", "RTK-I.md"),)
+    assert clash.changed == ()
     renamed = storage.write("acme/w", WriteRequest({"rtk-ı.md": "i"}, ["RTK-I.md"]), now)
     assert isinstance(renamed, WriteOk)
     state = storage.state("acme/w", contents=False)

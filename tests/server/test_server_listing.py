@@ -115,3 +115,28 @@ def test_a_small_listing_is_read_at_once_and_still_one_version(storage: Storage)
     listing.close()
     assert data["content"]["entries"] == {"a.md": "one\n", "b.md": "two\n"}
     assert data["version"] == 1
+
+
+def test_a_delta_tells_its_deletes_as_a_full_listing_does(storage: Storage) -> None:
+    """``view=hashes&since=N`` names each key deleted after N with the time and checksum
+    a full listing gives it (``deletedEntries``, ``deletedChecksums``); deletes before N
+    are not repeated, and a key written again after its delete is live, not deleted."""
+    now = time.time()
+    storage.write(REPO, WriteRequest(upserts={"old.md": "o\n", "a.md": "a\n", "b.md": "b\n"}), now)
+    storage.write(REPO, WriteRequest(upserts={}, deletes=["old.md"]), now)
+    mark = storage.head(REPO)
+    assert mark is not None
+    storage.write(REPO, WriteRequest(upserts={"c.md": "c\n"}, deletes=["a.md", "b.md"]), now)
+    storage.write(REPO, WriteRequest(upserts={"b.md": "b again\n"}), now)
+    token = token_for(storage)
+    with uvicorn_server(app_for(storage)) as url:
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx2.Client(base_url=url, headers=auth, timeout=30) as client:
+            params = {"repo": REPO, "view": "hashes"}
+            full = client.get(URL, params=params).json()
+            delta = client.get(URL, params={**params, "since": str(mark.version)}).json()
+    assert delta["since"] == mark.version and delta["deleted"] == ["a.md"]
+    assert set(delta["entryChecksums"]) == {"b.md", "c.md"}
+    assert delta["deletedEntries"] == {"a.md": full["deletedEntries"]["a.md"]}
+    assert delta["deletedChecksums"] == {"a.md": checksum("a\n")}
+    assert full["deletedChecksums"] == {"old.md": checksum("o\n"), "a.md": checksum("a\n")}

@@ -103,6 +103,24 @@ def test_every_documented_call(sdk: tuple[anthropic.Anthropic, Storage, str]) ->
     with pytest.raises(anthropic.ConflictError) as taken:
         mems.update(first.id, memory_store_id=made.id, path="/top.md")
     assert error_type(taken.value) == "memory_path_conflict_error"
+    # a path that overlaps another memory's is the same documented conflict, naming it:
+    # a memory where a folder is needed, or a folder of memories where a file would go
+    top_id = next(m.id for m in mems.list(made.id) if m.path == "/top.md")
+    for path, blocking, blocking_id in (
+        ("/top.md/inner.md", "/top.md", top_id),
+        ("/notes/deep", "/notes/deep/a.md", None),
+        ("/notes/ship.md", "/notes/ship.md", first.id),
+    ):
+        with pytest.raises(anthropic.ConflictError) as overlap:
+            mems.create(made.id, path=path, content="x")
+        assert error_type(overlap.value) == "memory_path_conflict_error", path
+        error: Any = overlap.value.body
+        assert error["error"]["conflicting_path"] == blocking, path
+        assert blocking_id is None or error["error"]["conflicting_memory_id"] == blocking_id
+    with pytest.raises(anthropic.ConflictError) as overlap:  # a rename, too
+        mems.update(first.id, memory_store_id=made.id, path="/top.md/ship.md")
+    assert error_type(overlap.value) == "memory_path_conflict_error"
+    assert [m.path for m in mems.list(made.id, path_prefix="/top.md/")] == []
 
     # list: depth=1 rolls folders into prefixes; paging runs to the end
     top = list(mems.list(made.id, depth=1))
@@ -147,6 +165,8 @@ def test_every_documented_call(sdk: tuple[anthropic.Anthropic, Storage, str]) ->
     assert all(isinstance(v, BetaManagedAgentsMemoryVersion) for v in lineage)
     actor = lineage[0].created_by
     assert actor is not None and actor.type == "api_actor"
+    # the token's label rides along as an extension the SDK keeps as an extra field
+    assert actor.model_extra == {"label": "alice"}
     assert lineage[0].content is None and lineage[0].content_sha256 is None  # deleted
     created = vers.retrieve(lineage[-1].id, memory_store_id=made.id)
     assert created.content == "# Deploy\nmake ship\n" and created.path == "/notes/deploy.md"

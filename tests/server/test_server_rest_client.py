@@ -149,6 +149,67 @@ def test_an_older_copy_of_a_memory_a_teammate_deleted_is_not_shared_again(
     assert (bob.team / "c.md").read_text(encoding="utf-8") == memory("C", "three, and more\n")
 
 
+def _record_requests(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, int]]:
+    """Every request the REST client sends from now on: (method, path + ``since``, status).
+    The real client sends them; this only writes them down."""
+    from teamsync.sync.rest_http import Http
+
+    sent: list[tuple[str, str, int]] = []
+    send = Http.send
+
+    def recording(self: Http, method: str, path: str, **kw: Any) -> Any:
+        answer = send(self, method, path, **kw)
+        since = kw.get("params", {}).get("since")
+        sent.append((method, path + (f"?since={since}" if since else ""), answer[0]))
+        return answer
+
+    monkeypatch.setattr(Http, "send", recording)
+    return sent
+
+
+@pytest.mark.parametrize("path", ["304", "delta"])
+def test_a_stale_copy_of_a_deleted_memory_is_told_by_its_bytes_on_every_listing_path(
+    tmp_path: Path, served: tuple[str, str, Storage], monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """Issue 26: a delete is told by its bytes whichever way the listing came. ``304``:
+    the delete was in bob's last full listing and nothing changed since, so the server
+    answers 304 and bob's client rebuilds from its kept listing, ``deletedChecksums``
+    included. ``delta``: the memory was made and deleted after bob's last listing, so
+    it reaches bob only through ``view=hashes&since=N``, which carries the same
+    ``deletedEntries`` / ``deletedChecksums`` as a full listing. Either way the
+    never-synced copy with the deleted bytes goes, proved by the listing alone: the
+    history view (which would prove it too, on this server) is not asked. (A copy with
+    other bytes is shared: test_an_older_copy_of_a_memory_a_teammate_deleted_….)"""
+    url, token, storage = served
+    alice, bob = make_rest_team(tmp_path, url, [token, token], ["alice", "bob"])
+    stale = memory("A", "one\n")
+    alice.write("z.md", memory("Z", "zed\n"))
+    alice.sync()
+    if path == "304":  # deleted before bob ever listed
+        alice.write("a.md", stale)
+        alice.sync()
+        alice.delete("a.md")
+        alice.sync()
+    bob.sync()
+    bob.sync()  # a listing kept, with a serial: the next GET is conditional / a delta
+    if path == "delta":  # made and deleted after bob's last listing (and y.md made, so
+        alice.write("a.md", stale)  # the store is not back where bob saw it: no 304)
+        alice.sync()
+        alice.delete("a.md")
+        alice.write("y.md", memory("Y", "why\n"))
+        alice.sync()
+    (bob.team / "a.md").write_text(stale, encoding="utf-8")  # a copy, never synced here
+    sent = _record_requests(monkeypatch)
+    report = bob.sync()
+    gets = [(p, status) for m, p, status in sent if m == "GET"]
+    assert "?since=" in gets[0][0] and gets[0][1] == (304 if path == "304" else 200), sent
+    assert not any("/history" in p for _, p, _ in sent), sent  # the listing proved it
+    assert not (bob.team / "a.md").exists() and "a.md" in report.deleted
+    assert report.pushed == [] and _live(storage) == {"z.md"} | (
+        {"y.md"} if path == "delta" else set()
+    )
+
+
 def test_a_memory_renamed_back_onto_a_deleted_name_is_kept(
     tmp_path: Path, served: tuple[str, str, Storage]
 ) -> None:
@@ -173,12 +234,65 @@ def test_a_memory_renamed_back_onto_a_deleted_name_is_kept(
     assert (alice.team / "a.md").exists() and not (alice.team / "b.md").exists()
 
 
+def test_a_name_a_teammate_took_meanwhile_is_held_here_and_the_rest_shared(
+    tmp_path: Path, served: tuple[str, str, Storage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26 §4: between bob's listing and his push, alice stores ``Deploy.md``; bob's
+    new ``deploy.md`` clashes with it. The server leaves that entry out (refused in
+    ``rejectedEntries``, decided under its write lock) and stores the rest; bob's client
+    reports it held back with the server's reason and keeps the file. The next run
+    sees alice's spelling: bob's text is kept (and shared) as a conflict copy."""
+    url, token, storage = served
+    alice, bob = make_rest_team(tmp_path, url, [token, token], ["alice", "bob"])
+    alice.write("z.md", memory("Z", "zed\n"))
+    alice.sync()
+    bob.sync()
+    bob.write("deploy.md", memory("Deploy", "bob's steps\n"))
+    bob.write("other.md", memory("Other", "bob's other\n"))
+    listed = RestBackend.snapshot
+    raced: list[bool] = []
+
+    def snapshot_then_alice_writes(self: RestBackend) -> Any:
+        snap = listed(self)
+        if not raced:  # alice's push lands after bob listed, before bob pushes
+            raced.append(True)
+            alice.write("Deploy.md", memory("Deploy", "alice's steps\n"))
+            monkeypatch.setattr(RestBackend, "snapshot", listed)
+            assert alice.sync().pushed == ["Deploy.md"]
+            monkeypatch.setattr(RestBackend, "snapshot", snapshot_then_alice_writes)
+        return snap
+
+    monkeypatch.setattr(RestBackend, "snapshot", snapshot_then_alice_writes)
+    report = bob.sync()
+    monkeypatch.setattr(RestBackend, "snapshot", listed)
+    assert raced and report.pushed == ["other.md"]
+    (held,) = report.held_back
+    assert held.key == "deploy.md" and held.code == "remote-held"
+    assert "Deploy.md" in held.reason and "already stored" in held.reason
+    assert _live(storage) == {"z.md", "Deploy.md", "other.md"}
+    assert storage.entries("acme/widgets", ["Deploy.md"]).entries == {  # type: ignore[union-attr]
+        "Deploy.md": memory("Deploy", "alice's steps\n")
+    }
+    assert bob.read("deploy.md") == memory("Deploy", "bob's steps\n")
+    # the next run sees alice's spelling: one memory under two spellings, bob's text
+    # kept as a conflict copy (and shared), alice's in Deploy.md; nothing lost
+    again = bob.cli("sync")
+    assert again.returncode == 1, again.stderr  # a conflict copy was made: exit 1
+    assert "spells team/deploy.md as team/Deploy.md" in again.stdout
+    assert "both sides changed team/Deploy.md" in again.stderr
+    copies = [p for p in bob.team.glob("Deploy.conflict-*.md")]
+    assert len(copies) == 1 and copies[0].read_text(encoding="utf-8") == memory(
+        "Deploy", "bob's steps\n"
+    )
+    assert bob.read("Deploy.md") == memory("Deploy", "alice's steps\n")
+    assert _live(storage) == {"z.md", "Deploy.md", "other.md", copies[0].name}
+
+
 def test_a_server_that_ignores_deletes_fails_the_run_loudly(tmp_path: Path) -> None:
     store = MinimalStore(soft_deletes=False)
     with uvicorn_server(create_minimal_app(store)) as url:
         (alice,) = make_rest_team(tmp_path, url, [TOKEN], ["alice"])
         alice.write("a.md", memory("A", "one\n"))
-        alice.write("b.md", memory("B", "two\n"))
         alice.sync()
         (alice.team / "a.md").unlink()
         result = alice.cli("sync")

@@ -81,8 +81,14 @@ def test_base_checksums_conflict_lists_keys_and_changes_nothing(storage: Storage
 
 def test_case_and_nfkc_collisions_with_stored_keys_are_refused(storage: Storage) -> None:
     put(storage, {"Notes.md": "one", "caf\u00e9.md": "x"})
-    assert put(storage, {"notes.md": "two"}).kind == "collision"  # type: ignore[union-attr]
-    assert put(storage, {"CAF\u00c9.md": "y"}).kind == "collision"  # type: ignore[union-attr]
+    # the clashing key alone is left out; the rest of the request is written
+    clash = put(storage, {"notes.md": "two", "other.md": "o"})
+    assert isinstance(clash, WriteOk) and clash.clashed == (("notes.md", "Notes.md"),)
+    assert clash.changed == ("other.md",)
+    clash = put(storage, {"CAF\u00c9.md": "y"})
+    assert isinstance(clash, WriteOk) and clash.clashed == (("CAF\u00c9.md", "caf\u00e9.md"),)
+    assert clash.changed == () and clash.head.version == 2
+    put(storage, {}, deletes=["other.md"])
     # Replacing the stored spelling in the same request is fine.
     ok = put(storage, {"notes.md": "two"}, deletes=["Notes.md"])
     assert isinstance(ok, WriteOk)

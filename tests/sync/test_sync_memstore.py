@@ -180,13 +180,49 @@ def test_log_and_restore_at_read_the_stores_versions(tmp_path: Path) -> None:
         bob.sync()
         rows = changes(alice.settings, "plan.md")
         assert [r.action for r in rows] == ["upsert", "upsert"]
-        assert all(r.version.startswith("memver_") and r.who.startswith("apikey_") for r in rows)
-        assert rows[0].who != rows[1].who  # bob's token wrote the newer one, alice's the first
+        assert all(r.version.startswith("memver_") for r in rows)
+        # named by the token's label (teamsync serve's extension) and the API's own id
+        assert rows[0].who.startswith("bob (API key apikey_") and rows[0].who.endswith(")")
+        assert rows[1].who.startswith("alice (API key apikey_")
         result = alice.cli("restore", "plan.md", "--at", rows[1].version)
         assert result.returncode == 0, result.stderr
         assert alice.read("plan.md") == memory("Plan", "first\n")
         shown = alice.cli("log", "plan.md")
         assert rows[1].version in shown.stdout + shown.stderr
+        assert "alice (API key apikey_" in shown.stdout
+
+
+def test_a_writer_is_named_by_what_the_store_tells() -> None:
+    """The API's actors name an id and its kind, never a person: each kind is shown as
+    such; a label (teamsync serve's extension) leads; a server's words are made printable."""
+    from anthropic.types.beta.memory_stores import (
+        BetaManagedAgentsAPIActor,
+        BetaManagedAgentsServiceAccountActor,
+        BetaManagedAgentsSessionActor,
+        BetaManagedAgentsUserActor,
+    )
+
+    from teamsync.sync.memstore import _actor
+
+    assert _actor(BetaManagedAgentsUserActor(type="user_actor", user_id="user_01")) == (
+        "user user_01"
+    )
+    assert _actor(BetaManagedAgentsSessionActor(type="session_actor", session_id="sesn_01")) == (
+        "session sesn_01"
+    )
+    svc = BetaManagedAgentsServiceAccountActor(
+        type="service_account_actor", service_account_id="svac_01"
+    )
+    assert _actor(svc) == "service account svac_01"
+    key = BetaManagedAgentsAPIActor.model_validate(
+        {"type": "api_actor", "api_key_id": "apikey_01", "label": "carol\x1b[2J"}
+    )
+    assert _actor(key).startswith("carol") and "\x1b" not in _actor(key)
+    assert _actor(key).endswith("(API key apikey_01)")
+    assert _actor(BetaManagedAgentsAPIActor(type="api_actor", api_key_id="apikey_02")) == (
+        "API key apikey_02"
+    )
+    assert _actor(None) == "?"
 
 
 def test_claude_codes_mount_manifest(tmp_path: Path) -> None:
@@ -309,3 +345,79 @@ def test_a_store_restored_to_an_older_state_stops_the_sync(tmp_path: Path) -> No
         assert result.returncode == 0, result.stderr
         assert t.remote_files()["a.md"] == memory("A", "one, then two\n")
         assert bob.sync().stop is None and alice.sync().stop is None
+
+
+def test_a_name_a_teammate_took_meanwhile_is_held_here_and_the_rest_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26 §4 on a store: between bob's listing and his push, alice shares
+    ``plan.md``; bob's new ``plan.md/step.md`` needs that name as a folder. The server
+    refuses that one create (409 ``memory_path_conflict_error`` naming
+    ``conflicting_path``, decided under the store's lock); bob's client holds it back
+    with the reason, keeps the file, and pushes the rest."""
+    with store_team(tmp_path, ("alice", "bob")) as t:
+        alice, bob = t.mates
+        bob.write("plan.md/step.md", memory("Step", "bob's step\n"))
+        bob.write("other.md", memory("Other", "bob's other\n"))
+        listed = MemstoreBackend.snapshot
+
+        def snapshot_then_alice_writes(self: MemstoreBackend) -> object:
+            snap = listed(self)
+            monkeypatch.setattr(MemstoreBackend, "snapshot", listed)
+            alice.write("plan.md", memory("Plan", "alice's plan\n"))
+            assert alice.sync().pushed == ["plan.md"]
+            return snap
+
+        monkeypatch.setattr(MemstoreBackend, "snapshot", snapshot_then_alice_writes)
+        report = bob.sync()
+        assert report.pushed == ["other.md"]
+        (held,) = report.held_back
+        assert held.key == "plan.md/step.md" and "/team/plan.md" in held.reason
+        assert set(t.remote_files()) == {"plan.md", "other.md"}
+        assert bob.read("plan.md/step.md") == memory("Step", "bob's step\n")
+
+
+def test_a_restore_to_a_version_this_machine_never_saw_is_told_by_its_age(
+    tmp_path: Path,
+) -> None:
+    """The backup was taken between two edits bob did not see apart (he saw v1, then v3):
+    the restored v2 is no version bob saw superseded, but it is older than v3 (its
+    ``updated_at``), so the store went back: the sync stops and names the memory."""
+    with store_team(tmp_path, ("alice", "bob")) as t:
+        alice, bob = t.mates
+        alice.write("a.md", memory("A", "v1\n"))
+        alice.write("z.md", memory("Z", "stays\n"))
+        converge(t)
+        alice.write("a.md", memory("A", "v2\n"))
+        alice.sync()
+        db = tmp_path / "server.sqlite3"
+        _copy_db(db, tmp_path / "backup.sqlite3")
+        alice.write("a.md", memory("A", "v3\n"))
+        alice.sync()
+        assert bob.sync().stop is None and bob.read("a.md") == memory("A", "v3\n")
+        _copy_db(tmp_path / "backup.sqlite3", db)
+        assert t.remote_files()["a.md"] == memory("A", "v2\n")
+        report = bob.sync()
+        assert report.stop is not None and report.stop.kind == "remote_lost_history"
+        assert "1 memory at an older version than this machine saw there (a.md)" in (
+            report.stop.message
+        )
+        assert bob.read("a.md") == memory("A", "v3\n")  # nothing changed here
+
+
+def test_a_memory_that_is_not_markdown_is_reported_and_left_alone(tmp_path: Path) -> None:
+    """teamsync syncs ``*.md`` memories; a store may hold any path (a ``.txt`` from a
+    Claude Code teammate, a tool's notes). Such a memory is listed as refused, never
+    pulled here, and never deleted from the store by a sync."""
+    with store_team(tmp_path, ("alice",)) as t:
+        (alice,) = t.mates
+        with sdk(t.url, t.admin) as client:
+            client.beta.memory_stores.memories.create(
+                t.store_id, path=PREFIX + "notes.txt", content="plain text\n"
+            )
+        alice.write("a.md", memory("A", "one\n"))
+        report = alice.sync()
+        assert "notes.txt" in {r.key for r in report.rejected}
+        assert set(alice.files()) == {"a.md"}
+        alice.sync()
+        assert t.remote_files() == {"a.md": memory("A", "one\n"), "notes.txt": "plain text\n"}
