@@ -65,6 +65,9 @@ class Rule:
     head: bool = False
     """a memory's cosine is the larger of its recipe's (:func:`embed_text`) and its name and
     description's alone (two vectors per memory)"""
+    shared: bool = False
+    """the memories kept on the lexical side count against ``alone`` too (issue 28 round 4: a
+    stray word match and the best cosine no longer make two memories for a no-answer query)"""
 
 
 MIN_Z_MEMORIES = 8
@@ -149,6 +152,8 @@ class HybridHit:
             )
             if rule.alone < 5:
                 floors += f"; at most {rule.alone} on the cosine alone"
+                if rule.shared:
+                    floors += " (lexical matches included)"
                 if rule.open_z < math.inf:
                     floors += f" unless the best is {rule.open_z:.1f} sd above the mean"
         else:
@@ -243,6 +248,8 @@ def fuse_arrays(
             found.append((0 if on_lexical else 1, -score, path, i, cosine, z, hit, cleared))
     found.sort(key=lambda item: item[:3])
     kept = [item for item in found if item[0] == 0][:limit]
+    if rule.shared and alone_cap < limit:
+        alone_cap = max(0, alone_cap - len(kept))
     kept += [item for item in found if item[0] == 1][:alone_cap]
     hits = []
     for _group, neg_score, path, i, cosine, z, hit, cleared in kept[:limit]:
