@@ -87,14 +87,17 @@ RULES: dict[str, Rule] = {
     ),
     use_encoder.NAME: Rule(
         z_floor=-math.inf,
-        margin=0.08,
-        cosine_floor=0.1,
-        lexical_floor=0.5,
+        margin=0.05,
+        cosine_floor=0.2,
+        lexical_floor=0.6,
         weight=0.1,
         small_floor=0.2,
         lexical_z=1.0,
         alone=1,
+        open_z=4.0,
+        open_margin=0.12,
         head=True,
+        shared=True,
     ),
 }
 """Chosen by ``bench/recall_fusion_cv.py`` (issue 28): per model, the highest mean answerable
@@ -114,7 +117,14 @@ the larger cosine counts: at most one memory on the cosine's word alone, within 
 best, and a lexical match only if its cosine stands 1 sd above the directory's mean. For the
 English model the bound stays on every set (the English sets must keep no-answer at most 1):
 one memory on the cosine alone when its cosine is 0.3 or more, unless the query is confident
-(3.5 sd), and a lexical match needs its cosine 0.5 sd above the mean."""
+(3.5 sd), and a lexical match needs its cosine 0.5 sd above the mean.
+
+Round 4: round 3's blind sets are development sets too; no rule of the grids keeps keyword
+recall 1.00 on all of them (blind 3 ko and zh), so the bar is what round 3's rule got on each
+(``bench/recall_fusion_cv.py --grid 4s --keyword shipped``, bound on every set: it met the
+most targets held out). The multilingual rule now counts its lexical matches against the one
+memory the cosine may vouch for alone (:attr:`Rule.shared`), wants 60% of the query's words
+for a lexical match, and opens to 0.12 for a confident query (4 sd)."""
 COSINE_FLOOR = RULES[embed.MODEL_NAME].small_floor
 LEXICAL_FLOOR = RULES[embed.MODEL_NAME].lexical_floor
 LEXICAL_WEIGHT = RULES[embed.MODEL_NAME].weight
