@@ -165,16 +165,19 @@ def _teamsync_found(out: Path) -> set[tuple[str, int]]:
     return {(f["path"], f["line"]) for f in json.loads(out.read_text())["findings"]}
 
 
-def run_tools(corpus: Path, work: Path, top: str, repeat: int, peers: bool) -> dict[str, Run]:
-    """tool -> Run over the tree ``corpus/top``; ``peers`` False skips detect-secrets."""
+def run_tools(corpus: Path, work: Path, top: str, repeat: int, peers: bool,
+              python_engine: bool = True) -> dict[str, Run]:  # fmt: skip
+    """tool -> Run over the tree ``corpus/top``; ``peers`` False skips detect-secrets,
+    ``python_engine`` False teamsync's pure-Python engine."""
     results: dict[str, Run] = {}
     out = work / "teamsync.json"
     cmd = [str(BIN / "teamsync"), "--json", "scan", top]
     wall, cpu, mem = measure(cmd, corpus, out, repeat)
     results["teamsync"] = Run(_teamsync_found(out), wall, cpu, mem)
-    fallback = {**os.environ, "TEAMSYNC_SCAN_ENGINE": "python"}
-    wall, cpu, mem = measure(cmd, corpus, out, repeat, env=fallback)
-    results["teamsync (pure-Python engine)"] = Run(_teamsync_found(out), wall, cpu, mem)
+    if python_engine:
+        fallback = {**os.environ, "TEAMSYNC_SCAN_ENGINE": "python"}
+        wall, cpu, mem = measure(cmd, corpus, out, repeat, env=fallback)
+        results["teamsync (pure-Python engine)"] = Run(_teamsync_found(out), wall, cpu, mem)
     gitleaks = find_gitleaks()
     if gitleaks:
         out, report = work / "gl.log", work / "gl.json"
@@ -378,6 +381,13 @@ def main() -> int:
     parser.add_argument("--no-docs", action="store_true", help="do not touch docs/benchmarks.md")
     parser.add_argument("--hook-only", action="store_true", help="only the staged-commit latency")
     parser.add_argument("--no-pathological", action="store_true", help="skip the hostile files")
+    parser.add_argument(
+        "--size-mb",
+        type=float,
+        default=None,
+        help="one corpus size only (MB), teamsync (Hyperscan) and gitleaks only",
+    )
+    parser.add_argument("--corpus", choices=("both", "tuned", "untuned"), default="both")
     args = parser.parse_args()
     if args.hook_only:
         with tempfile.TemporaryDirectory() as tmp:
@@ -398,11 +408,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
-        for size in (10, 100)[: 1 if args.quick else 2]:
+        sizes: tuple[float, ...] = (10, 100)[: 1 if args.quick else 2]
+        if args.size_mb is not None:
+            sizes = (args.size_mb,)
+        for size in sizes:
             for label, (top, make) in CORPORA.items():
+                if args.corpus != "both" and not label.startswith(args.corpus):
+                    continue
                 corpus = Path(tmp) / f"corpus-{size}-{top}"
-                plants, negatives, written = make(corpus, size * 1_000_000)
-                results = run_tools(corpus, work, top, args.repeat, peers=size == 10)
+                plants, negatives, written = make(corpus, int(size * 1_000_000))
+                print(f"load average before {label}, {size} MB: {os.getloadavg()[0]:.1f}")
+                full = args.size_mb is None
+                results = run_tools(corpus, work, top, args.repeat, peers=full and size == 10,
+                                    python_engine=full)  # fmt: skip
                 rows = table(label, written / 1e6, plants, negatives, results)
                 rows.append(
                     f"\n(1-minute load average after this corpus: {os.getloadavg()[0]:.1f})"

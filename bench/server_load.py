@@ -44,9 +44,11 @@ ratios on the same machine at the same time: make one with
 interpreter and its packages (the editable install's finder is dropped, so the
 tree's own package is imported; the older code must run on today's dependencies).
 ``--teamsync`` names the new build's ``teamsync``. The two-process run
-(``serve --workers 2`` on PostgreSQL) is new-build only, with the clients and
+(``serve --workers 2``, on each database) is new-build only, with the clients and
 store sizes of ``--two-clients`` and ``--two-sizes``, and ends with the same
-no-lost-update check.
+no-lost-update check. ``--workers 1,2`` runs the latency section with one and
+with two server processes (``new x2``); its ``client ms`` column is the bench's
+own CPU per request: the clients share the machine's cores with the server.
 The client threads share the machine with the server: on two cores, 128
 Python clients cost the server CPU time, so read latency at 128 as an upper bound.
 """
@@ -186,6 +188,9 @@ class Cell:
     n: int = 0
     other: Counter[int] = field(default_factory=Counter)
     cpu_ms: float = 0.0
+    client_ms: float = 0.0
+    """The bench process's own CPU per request (its client threads): on this machine the
+    clients share the cores with the server."""
     rss: float = 0.0
     note: str = ""
 
@@ -234,12 +239,12 @@ def load(
         t.start()
     stop_at[0] = time.perf_counter() + 3600
     ready.wait()
-    cpu0, start = server.cpu(), time.perf_counter()
+    cpu0, mine0, start = server.cpu(), time.process_time(), time.perf_counter()
     stop_at[0] = start + seconds
     for t in threads:
         t.join(seconds + 120)
     wall = time.perf_counter() - start
-    cpu = server.cpu() - cpu0
+    cpu, mine = server.cpu() - cpu0, time.process_time() - mine0
     lat.sort()
     cell = Cell(name, clients, n=len(lat), rss=server.rss())
     if lat:
@@ -247,6 +252,7 @@ def load(
         cell.p50 = statistics.median(lat) * 1000
         cell.p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000
         cell.cpu_ms = cpu * 1000 / len(lat)
+        cell.client_ms = mine * 1000 / len(lat)
     cell.other = Counter({s: k for s, k in statuses.items() if s not in (200, 304)})
     return cell
 
@@ -552,22 +558,33 @@ def fsync_probe(where: str, n: int = 100) -> float:
 
 
 def latency(
-    builds: dict[str, list[str]], db_urls: Callable[[], str], seconds: float, rounds: int
+    builds: dict[str, list[str]],
+    db_urls: Callable[[], str],
+    seconds: float,
+    rounds: int,
+    workers: tuple[int, ...] = (1,),
+    clients: tuple[int, ...] = LATENCY_CLIENTS,
 ) -> dict[str, list[Cell]]:
-    """One-entry own-repository PUTs at 1, 8 and 32 clients, each build on a database of
-    its own (kept across rounds), the builds taking turns round after round, a fresh server
-    each time (so a load spike hits both)."""
-    out: dict[str, list[Cell]] = {name: [] for name in builds}
-    urls = {name: db_urls() for name in builds}
-    repos = [f"acme/own{cid}" for cid in range(max(LATENCY_CLIENTS))]
-    tokens = {name: tokens_for(argv, urls[name], repos) for name, argv in builds.items()}
-    steps = {name: own_repo(Writes(), name) for name in builds}  # each knows its last values
+    """One-entry own-repository PUTs at 1, 8 and 32 clients, each build (and process count:
+    ``new x2`` is ``serve --workers 2``) on a database of its own (kept across rounds), the
+    builds taking turns round after round, a fresh server each time (so a load spike hits
+    both)."""
+    runs = {
+        (name if w == 1 else f"{name} x{w}"): (argv, w)
+        for w in workers
+        for name, argv in builds.items()
+    }
+    out: dict[str, list[Cell]] = {name: [] for name in runs}
+    urls = {name: db_urls() for name in runs}
+    repos = [f"acme/own{cid}" for cid in range(max(clients))]
+    tokens = {name: tokens_for(argv, urls[name], repos) for name, (argv, _) in runs.items()}
+    steps = {name: own_repo(Writes(), name) for name in runs}  # each knows its last values
     for _ in range(rounds):
-        for name, teamsync in builds.items():
-            server = serve(teamsync, urls[name], 1)
+        for name, (teamsync, procs) in runs.items():
+            server = serve(teamsync, urls[name], procs)
             try:
                 step = steps[name]
-                for n in LATENCY_CLIENTS:
+                for n in clients:
                     cell = load(server, "own-repo PUT", n, seconds, step,
                                 lambda cid, t=tokens[name]: t[f"acme/own{cid}"])  # fmt: skip
                     out[name].append(cell)
@@ -576,26 +593,29 @@ def latency(
     return out
 
 
-def show_latency(label: str, runs: dict[str, list[Cell]]) -> None:
+def show_latency(
+    label: str, runs: dict[str, list[Cell]], clients: tuple[int, ...] = LATENCY_CLIENTS
+) -> None:
     print(f"\n{label}: one-entry PUT, own repository (median over rounds; best p50 of the rounds)")
     print(f"{'build':8} {'clients':>7} {'p50 ms':>8} {'best p50':>9} {'p99 ms':>8}"
-          f" {'CPU ms/req':>10} {'req/s':>7}  rounds")  # fmt: skip
+          f" {'CPU ms/req':>10} {'client ms':>9} {'req/s':>7}  rounds")  # fmt: skip
     med: dict[tuple[str, int], tuple[float, float]] = {}
     for name, cells in runs.items():
-        for n in LATENCY_CLIENTS:
+        for n in clients:
             mine = [c for c in cells if c.clients == n]
             p50 = statistics.median(c.p50 for c in mine)
             cpu = statistics.median(c.cpu_ms for c in mine)
             med[(name, n)] = (p50, cpu)
             print(f"{name:8} {n:>7} {p50:>8.1f} {min(c.p50 for c in mine):>9.1f}"
                   f" {statistics.median(c.p99 for c in mine):>8.1f} {cpu:>10.2f}"
+                  f" {statistics.median(c.client_ms for c in mine):>9.2f}"
                   f" {statistics.median(c.rps for c in mine):>7.0f}  {len(mine)}")  # fmt: skip
-    if "old" in runs:
-        for n in LATENCY_CLIENTS:
-            (op, oc), (np_, nc) = med[("old", n)], med[("new", n)]
-            print(
-                f"  {n:>3} clients: p50 old/new {op / np_:.2f}x, CPU per PUT old/new {oc / nc:.2f}x"
-            )
+    for old in [name for name in runs if name.startswith("old")]:
+        new = "new" + old[3:]
+        for n in clients:
+            (op, oc), (np_, nc) = med[(old, n)], med[(new, n)]
+            print(f"  {new:>6} {n:>3} clients: p50 {old}/{new} {op / np_:.2f}x,"
+                  f" CPU per PUT {old}/{new} {oc / nc:.2f}x")  # fmt: skip
 
 
 LAUNCH = (
@@ -619,6 +639,8 @@ def main() -> None:
     parser.add_argument("--only", default="latency,cells,two", help="sections to run")
     parser.add_argument("--two-clients", default="8,32", help="clients of the --workers 2 run")
     parser.add_argument("--two-sizes", default="100,10000", help="store sizes of that run")
+    parser.add_argument("--workers", default="1", help="process counts of the latency section")
+    parser.add_argument("--latency-clients", default="1,8,32", help="of the latency section")
     args = parser.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
     sections = set(args.only.split(","))
@@ -643,7 +665,10 @@ def main() -> None:
                     assert cluster is not None
                     label, fresh = "PostgreSQL (fsync on)", cluster.create_database
                 if "latency" in sections:
-                    show_latency(label, latency(builds, fresh, args.seconds, args.rounds))
+                    procs = tuple(int(w) for w in args.workers.split(","))
+                    lat_clients = tuple(int(c) for c in args.latency_clients.split(","))
+                    runs = latency(builds, fresh, args.seconds, args.rounds, procs, lat_clients)
+                    show_latency(label, runs, lat_clients)
                 if "cells" in sections:
                     runs = {name: run_db(f"{db} {name}", fresh(), argv, clients, args.seconds, 1)
                             for name, argv in builds.items()}  # fmt: skip
@@ -652,13 +677,13 @@ def main() -> None:
                         targets(f"{db} {name}", cells)
                     if "old" in runs:
                         compare(label, runs["new"], runs["old"])
-            if cluster is not None and "two" in sections:
-                two = [int(c) for c in args.two_clients.split(",")]
-                sizes = tuple(int(n) for n in args.two_sizes.split(","))
-                cells = run_db("postgres x2", cluster.create_database(), builds["new"], two,
-                               args.seconds, 2, sizes)  # fmt: skip
-                show("PostgreSQL (fsync on), 2 processes (serve --workers 2)", cells)
-                targets("postgres x2", cells)
+                if "two" in sections:  # two processes on one database, new build only
+                    two = [int(c) for c in args.two_clients.split(",")]
+                    sizes = tuple(int(n) for n in args.two_sizes.split(","))
+                    cells = run_db(f"{db} x2", fresh(), builds["new"], two, args.seconds, 2,
+                                   sizes)  # fmt: skip
+                    show(f"{label}, 2 processes (serve --workers 2)", cells)
+                    targets(f"{db} x2", cells)
         finally:
             if cluster is not None:
                 cluster.stop()

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from teamsync.security._generic import DIRECT_KEY
+from teamsync.security._prefilter import literal_heads
 from teamsync.security.rules import (
     _r,
     caseless_fold,
@@ -49,7 +50,7 @@ from teamsync.security.rules import (
 # "pin" (strong, digits allowed).
 LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
-        "password": ("password", "passwd", "passwort", "passcode", "passphrase", "pwd", "pw",
+        "password": ("password", "passwd", "passwort", "passcode", "pwd", "pw",
                      "pass", "login password", "app password", "wifi key", "wi-fi key",
                      "wlan key", "network key", "master key", "master password"),
         "secret": ("secret", "client secret", "secret key", "creds", "cred", "credentials",
@@ -160,14 +161,16 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "ru": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
         "secret": ("секрет", "секретный ключ", "креды", "кред", "учётные данные", "учетные данные"),
-        "token": ("токен", "токен доступа", "ключ api", "ключ"),
+        "token": ("токен", "токен доступа", "ключ api", "ключ", "ключа", "ключу", "ключом",
+                  "ключе", "ключи", "ключей"),
         "pin": ("пин-код", "пин"),
     },
     # languages no development set covered yet: the same four kinds, formal and informal
     "uk": {
         "password": ("пароль", "пароля", "паролем", "пасс"),
         "secret": ("секрет", "секретний ключ", "облікові дані", "креди"),
-        "token": ("токен", "токен доступу", "ключ api", "ключ"),
+        "token": ("токен", "токен доступу", "ключ api", "ключ", "ключа", "ключу", "ключем",
+                  "ключі", "ключів"),
         "pin": ("пін-код", "пін"),
     },
     "cs": {
@@ -244,10 +247,152 @@ LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }  # fmt: skip
 
-STRONG = frozenset({"password", "secret", "pin"})
+# Three more kinds, in every language: "pin" also names the codes of doors, alarms, safes
+# and lockers and 2FA recovery codes; "phrase" (strong) is a passphrase, which may be words
+# joined by dashes; "login" names an account and is read only for a ``user / password`` pair.
+_MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "pin": ("door code", "door pin", "access code", "alarm code", "alarm pin", "gate code",
+                "safe code", "safe combination", "locker code", "locker combination",
+                "keypad code", "entry code", "lockbox code", "2fa codes", "2fa backup codes",
+                "2fa recovery codes"),
+        "phrase": ("passphrase", "pass phrase", "key passphrase"),
+        "wifi": ("wifi", "wi-fi", "wlan"),
+    },
+    "de": {
+        "pin": ("türcode", "zugangscode", "alarmcode", "tresorcode", "alarmanlage",
+                "schließfachcode", "torcode", "wiederherstellungscodes", "wiederherstellungscode",
+                "backup-codes"),
+        "phrase": ("passwortsatz", "kennwortsatz"),
+        "login": ("zugang", "anmeldung"),
+    },
+    "es": {
+        "pin": ("código de la puerta", "código de acceso", "código de la alarma", "código de alarma",
+                "código de la caja fuerte", "códigos de recuperación", "código de recuperación",
+                "códigos de respaldo"),
+        "phrase": ("frase de paso", "frase de contraseña", "frase secreta"),
+        "login": ("acceso",),
+        "token": ("llave", "llave privada", "llave secreta"),
+    },
+    "fr": {
+        "pin": ("code de la porte", "code d'accès", "code de l'alarme", "code alarme", "digicode",
+                "code du coffre", "codes de secours", "codes de récupération", "code de secours"),
+        "phrase": ("phrase de passe", "phrase secrète"),
+        "login": ("accès", "connexion"),
+    },
+    "pt": {
+        "pin": ("código da porta", "senha da porta", "código do alarme", "senha do alarme",
+                "código de acesso", "códigos de backup", "códigos de recuperação"),
+        "phrase": ("frase-senha", "frase de senha"),
+        "login": ("acesso",),
+        "token": ("chave", "chave privada"),
+    },
+    "it": {
+        "pin": ("codice della porta", "codice dell'allarme", "codice di accesso", "codici di backup",
+                "codici di recupero"),
+        "phrase": ("frase segreta",),
+        "login": ("accesso",),
+    },
+    "nl": {
+        "pin": ("deurcode", "alarmcode", "toegangscode", "herstelcodes", "back-upcodes"),
+        "phrase": ("wachtwoordzin",),
+    },
+    "pl": {
+        "pin": ("kod do drzwi", "kod drzwi", "kod alarmu", "kodem", "kody zapasowe",
+                "kody odzyskiwania"),
+        "phrase": ("fraza hasła", "hasło frazowe"),
+        "login": ("logowanie", "logowania"),
+    },
+    "ru": {
+        "pin": ("код от двери", "код двери", "кодом", "код доступа", "код сигнализации",
+                "резервные коды", "коды восстановления"),
+        "phrase": ("пассфраза", "парольная фраза", "кодовая фраза"),
+        "login": ("вход", "логин", "учётка", "учетка"),
+    },
+    "uk": {
+        "pin": ("код від дверей", "код дверей", "кодом", "код доступу", "резервні коди",
+                "коди відновлення"),
+        "phrase": ("парольна фраза", "пасфраза"),
+        "login": ("вхід", "логін"),
+    },
+    "sv": {
+        "pin": ("koden", "portkoden", "portkod", "dörrkoden", "dörrkod", "larmkoden", "larmkod",
+                "larmet", "återställningskoder", "reservkoder"),
+        "phrase": ("lösenfras", "lösenfrasen"),
+        "login": ("inloggning", "inloggningen"),
+    },
+    "tr": {
+        "pin": ("kasanın şifresi", "kasa şifresi", "kapı şifresi", "kapı kodu", "alarm kodu",
+                "kurtarma kodları", "yedek kodlar"),
+        "phrase": ("parola öbeği", "parola ifadesi"),
+        "login": ("giriş", "girişi"),
+        "token": ("anahtarı", "anahtarını"),
+    },
+    "vi": {
+        "pin": ("mã cửa", "mã báo động", "mã két", "mã tủ", "mã khôi phục", "mã dự phòng"),
+        "phrase": ("cụm mật khẩu",),
+        "login": ("tài khoản", "đăng nhập"),
+    },
+    "id": {
+        "pin": ("kode pintu", "kode akses", "kode alarm", "kode brankas", "kode loker",
+                "kode pemulihan", "kode cadangan"),
+        "phrase": ("frasa sandi",),
+        "login": ("akun",),
+    },
+    "ar": {
+        "pin": ("رقم الإنذار", "رمز الإنذار", "رمز الباب", "رقم الباب", "رمز الدخول",
+                "رموز الاسترداد", "رموز النسخ الاحتياطي"),
+        "phrase": ("عبارة المرور", "عبارة السر"),
+        "login": ("دخول", "تسجيل الدخول"),
+    },
+    "hi": {
+        "pin": ("दरवाज़े का code", "दरवाजे का code", "दरवाज़े का कोड", "दरवाजे का कोड", "locker का code",
+                "लॉकर का कोड", "रिकवरी कोड", "बैकअप कोड"),
+        "phrase": ("पासफ़्रेज़", "पासफ्रेज"),
+        "login": ("लॉगिन",),
+    },
+    "ja": {
+        "pin": ("ダイヤル番号", "解除コード", "ドアコード", "入室コード", "リカバリーコード",
+                "バックアップコード", "復旧コード"),
+        "phrase": ("パスフレーズ",),
+        "login": ("ログイン",),
+    },
+    "ko": {
+        "pin": ("도어락 번호", "도어락 비밀번호", "도어락", "출입 번호", "금고 번호", "복구 코드",
+                "백업 코드"),
+        "phrase": ("패스프레이즈", "암호 문구"),
+        "login": ("계정", "로그인"),
+    },
+    "zh": {
+        "pin": ("门禁密码", "門禁密碼", "门禁", "門禁", "保险箱密码", "保險箱密碼", "保险箱", "保險箱",
+                "恢复码", "备用码", "備用碼", "復原碼", "恢復碼"),
+        "phrase": ("密码短语", "口令短语", "密碼短語"),
+        "login": ("帳密", "账密", "帳號", "账号", "登录", "登入", "登錄"),
+        "secret": ("授权码", "授權碼", "私钥", "私鑰"),
+        "token": ("權杖", "金鑰", "密鑰", "存取金鑰", "api 金鑰", "sk"),
+    },
+    "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน", "ตู้เซฟ")},
+    # safes, padlocks and lockers: the code near them is theirs
+    "safes": {
+        "pin": ("safe code", "safe combination", "padlock code", "padlock", "combination lock",
+                "lock combination", "tresor", "tresorcode", "vorhängeschloss", "caja fuerte",
+                "candado", "taquilla", "casillero", "coffre-fort", "cadenas", "cassaforte",
+                "lucchetto", "armadietto", "cadeado", "sejf", "sejfu", "kłódka", "kłódki", "сейф",
+                "сейфа", "сейфу", "kluis", "hangslot", "kassaskåp", "kassaskåpet", "hänglås",
+                "kasa kodu", "kasanın", "dolap şifresi", "asma kilit", "két sắt", "tủ khóa",
+                "gembok", "loker", "الخزنة", "الخزينة", "तिजोरी", "लॉकर", "金庫", "ロッカー", "南京錠",
+                "금고", "사물함", "자물쇠", "保险柜", "保險櫃", "储物柜", "儲物櫃", "密码锁", "密碼鎖"),
+    },
+    "da-no": {"phrase": ("adgangsfrase", "passordfrase")},
+}  # fmt: skip
+for _lang, _kinds in _MORE_LABELS.items():
+    for _kind, _labels in _kinds.items():
+        LABELS.setdefault(_lang, {})[_kind] = LABELS.get(_lang, {}).get(_kind, ()) + _labels
+
+STRONG = frozenset({"password", "secret", "pin", "phrase", "wifi"})
 DETECTOR_KEYS = {
     "password": "password", "pin": "password", "secret": "secret", "token": "api_key",
-    "direct": DIRECT_KEY,
+    "phrase": "password", "wifi": "password", "direct": DIRECT_KEY,
 }  # fmt: skip
 """The key detect-secrets' KeywordDetector knows for each kind (see :mod:`._generic`)."""
 BRIDGE_WORDS = 5
@@ -257,10 +402,19 @@ BRIDGE_WORDS = 5
 def label_words() -> tuple[str, ...]:
     """A literal of each label the anchor pass must find (lower case; its longest word)."""
     words = set()
+    more = {
+        label for kinds in _MORE_LABELS.values() for labels in kinds.values() for label in labels
+    }
     for kinds in LABELS.values():
         for labels in kinds.values():
             for label in labels:
-                words.add(max(label.split(" "), key=len).lower())
+                longest = max(label.split(" "), key=len).lower()
+                if label in more and " " in label and longest.isascii():
+                    longest = label.lower()  # door code, not door (delegate, unsafe, decodes…)
+                elif label in more and len(longest) <= 3 and longest.isascii():
+                    continue  # SK: anchored on its separator below
+                words.add(longest)
+    words |= {" sk:", " sk：", " sk =", " p :"}  # (sk: alone is inside task:, mask =)
     words |= {"mysql", "mariadb", "sshpass", "curl", "redis-cli", " p:", " p=", "login", "sqlcmd",
               "htpasswd", "ldap", "smbclient", "pass:", "--password"}  # fmt: skip
     words |= set(PROVIDERS)
@@ -333,9 +487,21 @@ def _label_alternation() -> tuple[str, dict[str, str]]:
     spaced = [label for label in kinds if not _is_unspaced(label)]
     unspaced = [label for label in kinds if _is_unspaced(label)]
     return (
-        r"(?<![^\W_])(?:" + _trie(spaced) + r")(?![^\W\d_])|(?:" + _trie(unspaced) + ")",
+        r"(?<![^\W_"
+        + _CJK
+        + r"])(?:"
+        + _trie(spaced)
+        + r")(?![^\W\d_"
+        + _CJK
+        + r"])|(?:"
+        + _trie(unspaced)
+        + ")",
         kinds,
     )
+
+
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+"""Kana, Han and Hangul: a Latin label glued to them is still a word (``PIN은``, ``のadmin``)."""
 
 
 @functools.cache
@@ -367,9 +533,9 @@ _PAIR = _r(
 _CLI_WORDS = ("mysql", "mariadb", "sshpass", "curl", "redis-cli", "sqlcmd", "bcp", "osql",
               "htpasswd", "ldap", "smbclient", "pass:", "--password")  # fmt: skip
 _CLI = _r(
-    r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"-][^\s'\"]*|'[^'\n]+'|\"[^\"\n]+\")"
+    r"(?i)(?:(?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<a>[^\s'\"`-][^\s'\"`]*|'[^'\n]+'|\"[^\"\n]+\")"
     r"|(?<![\w-])sshpass[ \t]+-p[ \t]*(?P<b>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"]+)"
-    r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"@]+)"
+    r"|(?<![\w-])curl\b[^\n]*?[ \t](?:-u|--user)[ \t]*['\"]?[^\s:'\"]+:(?P<c>[^\s'\"]+)"
     r"|(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<d>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
     r"|(?<![\w-])(?:sqlcmd|bcp|osql)\b[^\n]*?[ \t]-P[ \t]*(?P<e>'[^'\n]+'|\"[^\"\n]+\"|[^\s'\"`]+)"
     r"|(?<![\w-])htpasswd[ \t]+-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<f>[^\s'\"`]+)"
@@ -393,15 +559,15 @@ _TOKEN_WORDS = _r(
 )
 _DIGEST_WORDS = _r(
     r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|checksum|etag|e-tag|integrity|commit|fingerprint"
-    r"|cache|id|ids|uuid|guid|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
+    r"|cache|id|ids|uid|uuid|guid|kms|version|versions|nonce|salt|hex|address|wallet|contract|tx|txid|block|revision|rev"
     r"|public|pubkey|publishable)"
     r"(?![a-z])"
     # the same words in the other languages (stems: they may be inflected or compounded)
     r"|(?i:caché|cach[eé]|кэш|кеш|कैश|캐시|キャッシュ|缓存|快取|แคช|التخزين المؤقت|bộ nhớ đệm"
     r"|identifiant|identificador|identificativo|identificatore|identyfikator|identificatie"
-    r"|kennung|kimli[gğ]|идентификатор|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
+    r"|versión|versão|версия|버전|バージョン|版本|kennung|kimli[gğ]|идентификатор|ідентифікатор|معرّف|आईडी|아이디|식별자|标识|識別|识别码|ไอดี|معرف|định danh"
     r"|pengenal|huella|impronta|empreinte|fingerabdruck|vingerafdruk|odcisk|sidik jari"
-    r"|parmak izi|отпечат|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
+    r"|parmak izi|отпечат|відбит|फ़िंगरप्रिंट|फिंगरप्रिंट|指纹|指紋|フィンガープリント|지문|핑거프린트"
     r"|ลายนิ้วมือ|بصمة|vân tay|prüfsumme|somme de contrôle|suma de control|soma de verificação"
     r"|checksum|sağlama|контрольн|चेकसम|チェックサム|체크섬|校验|校驗|ハッシュ|해시|哈希|хеш|हैश"
     r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
@@ -421,7 +587,9 @@ _NOT_SECRET_LABEL_TAIL = _r(
     r"|vault|reset|hint|format|header|node|env|variable|var|arn)(?![\w])"
 )
 _HEX = _r(r"[0-9a-fA-F]+")
+_HASH_NAME_END = _r(r"(?i)(?<![a-z0-9])(?:sha-?\d*|md5|blake2[bs]?|sha3-\d+)\)?$")
 _PATH_PART = _r(r"[a-z0-9_.\-]+")
+_NAME_PART = _r(r"[A-Z]?[a-z]{2,}\d{0,4}")
 _EXAMPLE_BEFORE = _r(
     r"(?i)(?:e\.g\.|eg\.|i\.e\.|for example|for instance|such as|like|z\.\s?b\.|zum beispiel|p\.\s?ej\."
     r"|por ejemplo|par exemple|p\.\s?ex\.|ad es\.|ad esempio|per esempio|bijv\.|bijvoorbeeld|np\."
@@ -437,7 +605,15 @@ _ACCOUNT = _r(r"[A-Za-z_][\w.\-]{1,40}(?:@[\w.\-]+)?")
 NEAR_CHARS = 60
 """How far (in characters) a credential-shaped word may be from its label (:func:`_near`)."""
 DIRECT_KIND = "direct"
-_RUN = _r(r"(?:(?![\"'`,;()\[\]{}<>|])[!-~])+")
+_RUN_CHAR = (
+    "["
+    + "".join(re.escape(chr(c)) for c in range(0x21, 0x7F) if chr(c) not in "\"'`,;()[]{}<>|")
+    + "]"
+)
+_VALUE_RUN = _r(rf"(?<!{_RUN_CHAR})(?:{_RUN_CHAR}{{11,}}|(?={_RUN_CHAR}*[0-9A-Z]){_RUN_CHAR}+)")
+"""The runs of :data:`_RUN_CHAR` :func:`_may_judge` can take (11 characters, the shortest
+passphrase, or a digit or a capital in it: stripping ``*.,:;`` removes neither); a line's
+short lower-case words are never visited."""
 _GROUPED = _r(r"(?<![\w\-])[a-z]{4}(?: [a-z]{4}){3}(?![\w\-])")
 _CAMEL_LABEL = _r(r"(?<=[a-z])(Secret|Password|Passwd|Token|Key)(?![a-z])")
 _CAMEL_KINDS = {"secret": "secret", "password": "password", "passwd": "password", "token": "token",
@@ -450,6 +626,34 @@ _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-f
 _JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+-\d{1,4}")
 _KWARG = _r(r"[a-z_][a-z_\-]{2,}=(?:[a-z_]+|\d+|True|False|None)")
 _PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
+_PUBLIC_ID = _r(
+    r"(?:cus|price|prod|sub|si|pi|ch|in|ii|acct|evt|txn|po|pm|seti|src|card|ba|py|re|tr|plan"
+    r"|inv|cs|prom|promo|coupon|ord|order|quote|file|link|plink|bpc|ich|ca|cn|dp|du|ic|il"
+    r"|iv|mbur|payatt|pyr|trr|ipi|ssi|tml|tmr|txi|or|cbtxn|fee|wh|we)_[A-Za-z0-9]{8,40}"
+    r"|pk_(?:live|test)_[A-Za-z0-9]{16,128}|rzp_(?:live|test)_[A-Za-z0-9]{10,20}"
+    r"|(?:live|test)_g?ck_[A-Za-z0-9]{16,64}|LTAI[A-Za-z0-9]{12,20}"
+)
+"""Ids and keys that are public by design: Stripe objects (``cus_``, ``price_``) and publishable
+keys (``pk_live_``), a Razorpay key id (``rzp_live_``), a Toss client key (``test_ck_``), an
+Alibaba Cloud AccessKey id (``LTAI``)."""
+_NAME_JOINED = _r(
+    r"(?:[A-Z]?[a-z]{2,}[-_]|[A-Z]{2,}[-_])+(?:\d{1,2}[A-Za-z][A-Za-z0-9]{0,3}|(?:19|20)\d\d)"
+)
+"""A name of words joined by dashes or underscores, ending in a figure with its unit or a year
+(``Acme-Guest-5G``, ``Office_5GHz2``: a network's name; ``Swish-cert-2025``: a vault item's),
+not a password (``Gorfiq_341``)."""
+_SRI = _r(r"(?i)(?:sha1|sha256|sha384|sha512)-[A-Za-z0-9+/]{20,}={0,2}")
+"""A subresource-integrity hash (npm ``integrity``)."""
+_COLON_HEX = _r(r"(?:[0-9a-fA-F]{2}:){5,}[0-9a-fA-F]{2}")
+"""A key's MD5 fingerprint or a hardware address, written in colon-separated pairs."""
+_ADDRESS = _r(r"(?:bc|tb|ltc)1[02-9ac-hj-np-z]{25,87}|0x[0-9a-fA-F]{40}|T[1-9A-HJ-NP-Za-km-z]{33}")
+"""A public wallet address (bech32, an Ethereum or a Tron address)."""
+_FAKE = _r(
+    r"(?i)(?<![a-z])(?:fake|dummy|mock|bogus|value|exemplo|ejemplo|exemple|beispiel|esempio"
+    r"|voorbeeld|przyk[lł]ad|contoh|örnek|ornek)(?![a-z])"
+)
+"""A value that says it is made up (``test1234-fake``, ``fake_pwd_123``) or a placeholder for
+one (``key1=value1//key2=value2``: the docs of an options string)."""
 _TEMPLATE = _r(
     r"%[-#0 +]*\d*\.\d*[sdfirx]|%\([\w.]+\)|%[sdr](?![A-Za-z0-9])|^%[sd]"
     r"|(?<![A-Za-z0-9])(?:#[A-Za-z_]{3,}\w*#|@[A-Za-z_]{3,}\w*@)(?![A-Za-z0-9])|^\$\w|\$\{|\{|\}|<|>"
@@ -486,9 +690,19 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if any(c.isspace() or c in "()[]{}<>\"'`" for c in value) or _TEMPLATE.search(value):
         return False
-    if kind == "pin" and value.isdigit():
-        return 4 <= len(value) <= 12 and len(set(value)) > 2
-    if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value):
+    if kind == "pin" and _digit_code(value):
+        digits = value.rstrip("*#").replace("-", "")
+        return 4 <= len(digits) <= 12 and len(set(digits)) > 2 and not _SEQUENTIAL.match(digits)
+    if kind == "phrase":
+        if _PASSPHRASE.fullmatch(value):
+            return not looks_like_placeholder(value) and not _FAKE.search(value)
+        kind = "password"
+    if kind == "wifi":  # a network's password, not its name (Bureau-5G, Acme_Guest)
+        marks = any(not c.isalnum() and c not in "-_." for c in value)
+        if sum(c.isdigit() for c in value) < 2 and not marks and not generic_value_random(value):
+            return False
+        kind = "password"
+    if _JOINED_WORDS.fullmatch(value) or _KWARG.fullmatch(value) or _name_joined(value):
         return False  # Accept-Encoding, SCHEMATHESIS-INVALID-VALUE, verbosity=0
     lowered = value.lower()
     if lowered in _DOC_VALUES or _DOC_STEMS.fullmatch(value):
@@ -496,7 +710,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
     if "password" in lowered or "secret" in lowered or "passwd" in lowered:
         return False  # password1, a%20secret, rest-of-my-password: the label, not a value
     if value.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", value):
-        return False
+        if not _base64_blob(value):
+            return False  # a path, not base64 that starts with a slash
     if _KEY_FILE.search(value) or "://" in value:
         return False
     if _FINGERPRINT.match(value) or _NAMESPACED.fullmatch(value):
@@ -505,8 +720,10 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # prod/db/MainUser2 (a path of words); an SSH public key's blob
     if _UUID.search(value) and not (kind == "token" and _PREFIXED_UUID.fullmatch(value)):
         return False  # an id; ``pit-<uuid>`` (a prefixed token) is a key
-    if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
-        return False  # a public address
+    if _ADDRESS.fullmatch(value) or _PUBLIC_ID.fullmatch(value) or _COLON_HEX.fullmatch(value):
+        return False  # a public address, id or publishable key; a key's fingerprint
+    if _SRI.fullmatch(value) or _FAKE.search(value):
+        return False  # an integrity hash; a value that says it is fake
     if "@" in value and re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value):
         return False  # an e-mail address
     if re.search(r"&[A-Za-z_]\w{2,}=", value) or _camel_words(value):
@@ -517,8 +734,11 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # v2.14.3-rc.78208
     if _PREFIXED_UUID.fullmatch(value):
         return kind == "token"
-    if not generic_value_plausible(value) and not (kind in STRONG and _short_password(value)):
-        return False
+    if not generic_value_plausible(value) and not (
+        kind in STRONG and (_short_password(value) or prose_password(value))
+    ):
+        if not _base64_blob(value):
+            return False
     if kind not in STRONG or example:
         if _HEX.fullmatch(value) and kind not in STRONG:
             return False
@@ -532,7 +752,10 @@ def _path_words(value: str) -> bool:
     parts = value.split("/")
     if len(parts) < 3 or not all(parts):
         return False
-    return all(_PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() for p in parts)
+    return all(
+        _PATH_PART.fullmatch(p) or _camel_words(p) or p.isalpha() or _NAME_PART.fullmatch(p)
+        for p in parts
+    )
 
 
 def _camel_words(value: str) -> bool:
@@ -577,6 +800,8 @@ def _clean(value: str, quoted: bool) -> str:
     if quoted:
         return value.strip()
     value = value.rstrip(_TRAIL)
+    if value.endswith("**"):  # **Password WiFi:** (a bold label's closing marks)
+        value = value.rstrip("*").rstrip(_TRAIL)
     return value[:-1] if value.endswith(("'", '"', "`")) else value
 
 
@@ -615,8 +840,32 @@ LONG_LINE = 2000
 the label model's cost per character stays bounded."""
 
 
+_PUNCT = r"[!-/:-@\[-`{-~]"
+
+
+@functools.cache
+def _may_hold() -> re.Pattern[str]:
+    """What every value the label model takes holds, somewhere on its line: a digit, or a
+    run of :data:`PASSPHRASE_MIN` printable ASCII characters (a passphrase; a token, a UUID
+    or hex are longer), or a capital and a symbol in one run (a short password with neither
+    digits nor length: :func:`_short_password`'s three classes). A value is a piece of one
+    such run (:func:`credential_value` refuses blanks and other scripts)."""
+    p = _PUNCT
+    return re.compile(rf"[0-9]|[!-~]{{{PASSPHRASE_MIN}}}|[A-Z][!-~]*{p}|{p}[!-~]*[A-Z]")
+
+
+def may_hold_value(line: str) -> bool:
+    """False when no reading of the label model can take a value from ``line``: a cheap
+    test (one regex) before the dear ones. The prose line ``Pin budget always until the
+    rollout.`` holds a label and only words; ``four words of four`` letters
+    (:data:`_GROUPED`, an app password) is the one value without any of those marks."""
+    return _may_hold().search(line) is not None or _GROUPED.search(line) is not None
+
+
 def candidates(line: str) -> Iterator[tuple[str, str]]:
     """(kind, value) for each credential the label model reads on ``line``."""
+    if not may_hold_value(line):
+        return  # (a window of a long line holds no more than the line)
     if len(line) <= LONG_LINE:
         yield from _candidates(line)
         return
@@ -639,7 +888,9 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         if credential_value(value, "password", example=example) or _short_password(value):
             yield "password", value
             return
-    paired = any(part in lowered for part in ("u:", "u=", "user:", "user=", "name:", "login:"))
+    paired = any(
+        part in lowered for part in ("u:", "u=", "u :", "user:", "user=", "name:", "login:")
+    )
     for match in _PAIR.finditer(line) if paired else ():
         value = _clean(match.group("uv"), False)
         if credential_value(value, "password", example=example):
@@ -655,29 +906,51 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
             return
     folded = caseless_fold(line)  # (the fold keeps every offset)
     matches = list(islice(label_re.finditer(folded), MAX_LABELS))
+    codes = _recovery_codes(line, matches, kinds)
+    if codes is not None:
+        yield DIRECT_KIND, codes
+        return
+    labels: list[tuple[int, int, str]] = []  # the labels that name a secret, read once
     for match in matches:
-        kind = kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token")
-        end = match.end()
-        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, match.start(), end):
+        start, end = match.span()
+        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end, folded):
             continue
-        if _embedded(line, match.start()):
+        if _embedded(line, start):
+            continue
+        labels.append(
+            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
+        )
+    for _, end, kind in labels:
+        if kind == "login":  # Admin-Zugang: admin / V, 管理画面のログインは admin / V です
+            login_value = _login_pair(line, end, example)
+            if login_value is not None:
+                yield "password", login_value
+                return
             continue
         found = after.match(line, end)
         if found is not None:
             quoted = found.group("qv") is not None
             value = _clean(found.group("qv") or found.group("uv"), quoted)
             value = _split_pair(value, line[found.end() :])
+            if found.group("sep").strip() == "=" and "&" in value:
+                value = _QUERY_TAIL.sub("", value)  # ?user=u&password=V&useSSL=false
+            if _HASH_NAME_END.search(found.group("bridge")):
+                continue  # key fingerprint SHA256:<base64>, checksum (MD5): <hex>
         else:
             bare = _BARE.match(line, end)
             if bare is None or kind not in STRONG:
                 continue
             quoted = bare.group("qv") is not None
             value = _clean(bare.group("qv") or bare.group("uv"), quoted)
-            pin = kind == "pin" and value.isdigit()
-            if not (_short_password(value) or generic_value_random(value) or pin):
+            pin = kind == "pin" and _digit_code(value)
+            shaped = _short_password(value) or _password_shaped(value)
+            if not (shaped or generic_value_random(value) or pin):
                 continue
+        if _HEX.fullmatch(value) and len(value) >= 32 and _digest_words(line, folded):
+            continue  # SHA-256 checksum of the credentials bundle: <hex> (a digest)
         if credential_value(value, kind, example=example):
-            yield (DIRECT_KIND if value.isdigit() else kind), value  # detect-secrets drops digits
+            direct = value.isdigit() or _digit_code(value) or kind == "phrase"
+            yield (DIRECT_KIND if direct else kind), value  # detect-secrets drops digits
             return
     for match in _TOKEN_RUN.finditer(line):
         value = match.group("uv")
@@ -685,7 +958,7 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
             yield "token", value
             return
-    yield from _near(line, folded, matches, example)[:1]
+    yield from _near(line, folded, [label for label in labels if label[2] != "login"], example)[:1]
 
 
 def table_rows(text: str) -> Iterator[tuple[int, str, str]]:
@@ -711,7 +984,7 @@ def _table_pair(line: str, example: bool) -> Iterator[tuple[str, str]]:
 
 
 def _near(
-    line: str, folded: str, matches: list[re.Match[str]], example: bool
+    line: str, folded: str, secret_labels: list[tuple[int, int, str]], example: bool
 ) -> list[tuple[str, str]]:
     """The label model's last reading: a credential-shaped word near a label, on either side.
 
@@ -725,17 +998,8 @@ def _near(
     letters. A line naming a digest, an id or a cache (any language) is read for
     passwords only. Each value still meets :func:`credential_value`.
     """
-    kinds = _patterns()[1]
-    labels = []
-    for match in matches:
-        start, end = match.span()
-        if _NOT_SECRET_LABEL_TAIL.match(line, end) or _digest_label(line, start, end):
-            continue
-        if _embedded(line, start):
-            continue
-        labels.append(
-            (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
-        )
+    labels = list(secret_labels)  # (start, end, kind) kept by _candidates; no "login" (an
+    # account's word names no secret of its own)
     for match in islice(_compound().finditer(folded), MAX_LABELS):  # Initialpasswort
         start, end = match.span()
         inside = (
@@ -747,7 +1011,7 @@ def _near(
         labels.append((match.start(1), match.end(1), _CAMEL_KINDS[match.group(1).lower()]))
     if not labels:
         return []
-    digest = _DIGEST_WORDS.search(line) is not None
+    digest: bool | None = None  # searched once a run reaches _judge (most lines: never)
     nearest = _Nearest(labels)
     found: list[tuple[int, int, str, str]] = []  # (distance, order, kind, value)
     if any(kind == "password" for _, _, kind in labels):
@@ -755,27 +1019,110 @@ def _near(
             near = nearest.of(*grouped.span())
             if near is not None:
                 found.append((near[0], len(found), DIRECT_KIND, grouped.group()))
-    reads: list[tuple[int, int, int, str, bool, str]] = []
-    for run in _RUN.finditer(line):
+    reads: list[tuple[int, int, int, int, str, bool, str]] = []
+    for run in _VALUE_RUN.finditer(line):
         start, end = run.span()
         value = run.group().strip("*").rstrip(".,:;")
-        near = nearest.of(start, end) if len(value) >= 4 else None
+        if not _may_judge(value, None):
+            continue  # the prose words of a line: no label could take them
+        near = nearest.of(start, end)
         if near is not None and near[0] <= NEAR_CHARS:
-            reads.append((near[0], len(reads), start, near[1], near[2], value))
+            reads.append((near[0], len(reads), start, end, near[1], near[2], value))
     reads.sort()  # nearest first; a line's cost is its runs, each judged once at most
-    for distance, _, start, kind, after_label, value in reads:
+    for distance, _, start, end, kind, after_label, value in reads:
         if found and found[0][0] <= distance:
             break
-        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
-            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        if not _may_judge(value, kind):
+            continue  # the cheap tests first: most runs near a label are words
         if not after_label and _HEX.fullmatch(value):
             continue  # bare hex is weak evidence: only after its label (`allow <hex> --rule x-pat`)
-        judged = _judge(value, kind, digest=digest, example=example)
-        if judged is not None:
-            found.append((distance, -1, judged, value))
-            break
+        if value.rstrip("*#").isdigit() and _not_a_code(
+            line, start, end, value, distance, after_label
+        ):
+            continue  # a phone number (0171 5551234), a time of day or a count farther off
+        if digest is None:
+            digest = _digest_words(line, folded)
+        judged = _judge(value, kind, digest=digest, example=example, after_label=after_label)
+        if judged is None:
+            continue
+        if _EXAMPLE_BEFORE.search(line, max(0, start - 24), start):
+            continue  # "at least one digit, e.g. Abc12345!": the docs' example of a password
+        found.append((distance, -1, judged, value))
+        break
     found.sort()
     return [(kind, value) for _, _, kind, value in found]
+
+
+PIN_CHARS = 40
+"""How far a code in digits may be from its label (``El PIN de la puerta del CPD es 20305``);
+four digits that read as a time of day (``0300``) only half as far."""
+_TIME = _r(r"(?:[01]\d|2[0-3])[0-5]\d")
+_SEP_BEFORE = _r(r"[:=：][ \t]*$")
+
+
+def _not_a_code(
+    line: str, start: int, end: int, value: str, distance: int, after_label: bool = True
+) -> bool:
+    """Digits near a code's label that are not the code: too far, a time of day farther than
+    :data:`PIN_CHARS` / 2, or beside another group of digits (a phone number, a figure)."""
+    reach = PIN_CHARS // 2 if _TIME.fullmatch(value) else PIN_CHARS
+    if distance > reach and not _SEP_BEFORE.search(line, max(0, start - 3), start):
+        return True  # (pin for the yubikey on the release laptop = 546572: a separator's value)
+    if _SEQUENTIAL.search(value) or _COUNTED.search(line, max(0, start - 12), start):
+        return True  # 1234 (a default, not a code); ticket 48213, envelope 4412, #3
+    if re.match(r"[ \t.\-/]?\d", line[end : end + 2]) or re.search(
+        r"\d[ \t.\-/]?$", line[max(0, start - 2) : start]
+    ):
+        return True
+    if distance <= 2 or not after_label or _introduced(line, start):
+        return False
+    if _TIME.fullmatch(value):
+        return True  # Larmet gick 0300: a time needs its code introduced
+    return _CLAUSE.search(line, start - distance, start) is not None  # (a noun phrase runs on)
+
+
+_CLAUSE = _r(r"[,;.!?()\[\]、，。；]")
+"""Punctuation between a label and digits: the digits belong to another phrase (``im Tresor
+(1Password), Eintrag 4821``), unless they are introduced as the code."""
+
+
+_INTRODUCER = _r(
+    r"(?i)(?:[:=：—–\-]|" + _COPULAS + r"|är|er|on|ist|c'est|lautet|wynosi|brzmi|est"
+    r"|mit|with|med|con|avec|com|ile|dengan|với|по|через|بـ|से|mittels"
+    r"|code|codes|kod|kodu|kodem|koden|код|кодом|kode|código|codigo|codice|mã|mã số|số"
+    r"|number|nummer|numéro|número|numer|номер|رقم|رمز|कोड|नंबर|pin)"
+)
+
+
+def _introduced(line: str, start: int) -> bool:
+    """Whether the digits at ``start`` are introduced as a code: straight after a script
+    without spaces (``は842724*``), or after a separator, a copula, a preposition, a short
+    word or a word for code or number (``lautet 9517``, ``mit 5960``, ``kodem 6230``); not
+    after another noun (``Eintrag 4821``, ``dossier 2231``, ``zarf 4412``)."""
+    head = line[max(0, start - 24) : start]
+    if not head[-1:].isspace():
+        return True
+    words = head.split()
+    if not words:
+        return True
+    word = words[-1].strip("*_`'\"«»“”()[],.")
+    if word[-1:] and _is_unspaced(word[-1]):
+        return True  # 비밀번호(도어락)는 V: a particle glued to the word
+    return len(word) <= 2 or _INTRODUCER.fullmatch(word.lower()) is not None
+
+
+_SEQUENTIAL = _r(r"^(?:0123|1234|2345|3456|4567|5678|6789|9876|8765|7654|6543|5432|4321|3210)")
+_COUNTED = _r(
+    r"(?i)(?<![^\W\d_])(?:ticket|issue|bug|case|pr|mr|order|invoice|envelope|batch|room|port|build"
+    r"|step|page|line|no\.?|nr\.?|n°|nº|#|bilet|talep|заявк[аи]|тикет|工单|工單|チケット|티켓"
+    # a telephone extension, a model or type, a floor or room, a page, a contract
+    r"|ext\.?|extension|extensión|extensão|poste|durchwahl|wewn\.?|доб\.?|добавочный|ramal"
+    r"|dahili|máy lẻ|内線|分机|分機|내선|typ|type|model|modell|modelo|modèle|модель|serie|series"
+    r"|raum|sala|salle|pokój|комната|phòng|oda|etage|piso|étage|piętro|этаж|seite|página|strona"
+    r"|страница|vertrag|contrato|contrat|umowa|договор)[ \t:#№.]*$"
+)
+"""A number that counts or names something (``ticket 48213``, ``envelope 4412``, ``extensión
+4821``, ``Typ 5560``), not a code."""
 
 
 class _Nearest:
@@ -820,8 +1167,48 @@ def _compound() -> re.Pattern[str]:
     return re.compile("|".join(map(re.escape, words)))
 
 
-def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
-    """The kind a word near a label of ``kind`` is a credential of, or None."""
+def _may_judge(value: str, kind: str | None) -> bool:
+    """False when :func:`_judge` surely takes nothing from ``value`` under a label of ``kind``
+    (None: of any kind); cheap tests only, run before the dear ones.
+
+    Digits (a PIN, a door code ``5939#``, a numeric password) are read at 4-12; digit
+    groups (``3266-6486-8135``) at any length; a passphrase (lower-case words joined by
+    ``-_.``) from :data:`PASSPHRASE_MIN` characters; anything else needs 8 characters
+    (:func:`_password_shaped`), and under 16 only a strong label takes it, mixed case.
+    """
+    core = value.rstrip("*#")
+    if core.isdigit():
+        return 4 <= len(core) <= 12
+    if len(value) >= 16:
+        return True
+    if kind in (None, "pin") and "-" in core and core.replace("-", "").isdigit():
+        return True
+    if len(value) < 8:
+        return False
+    if kind in (None, "phrase") and len(value) >= PASSPHRASE_MIN and not value.isalnum():
+        return True
+    if kind is not None and kind not in STRONG or value.isalpha():
+        return False
+    return not (value.islower() or value.isupper())  # (no cased letter: neither is True)
+
+
+def _judge(
+    value: str, kind: str, *, digest: bool, example: bool, after_label: bool = True
+) -> str | None:
+    """The kind a word near a label of ``kind`` is a credential of, or None. A UUID is an id
+    unless its label comes first (``secret key <uuid>``, not ``<uuid> … storage keys``)."""
+    if kind == "phrase":
+        if _PASSPHRASE.fullmatch(value):
+            return DIRECT_KIND if credential_value(value, "phrase", example=example) else None
+        kind = "password"
+    if kind == "wifi":
+        if value.isdigit() or not credential_value(value, "wifi", example=example):
+            return None
+        kind = "password"
+    if kind == "pin" and not value.isdigit() and _digit_code(value):
+        value = value.rstrip("*#")
+        if "-" in value:  # 3266-6486-8135: a recovery code in groups
+            return None if digest else DIRECT_KIND
     if value.isdigit():
         if _DATE.fullmatch(value):
             return None  # 20240105
@@ -831,10 +1218,14 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
             return None if digest else DIRECT_KIND
         return None
     if kind in ("secret", "token") and not digest and _UUID.fullmatch(value):
+        if not after_label:
+            return None
         return DIRECT_KIND if kind == "secret" or not example else None
     if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
         return None
-    if kind in STRONG and _password_shaped(value):
+    if kind in STRONG and _password_shaped(value) and not _word_with_digit(value):
+        if digest and not after_label:
+            return None  # <id>, секрет в Lockbox: on a line naming an id, the label comes first
         return kind if credential_value(value, "password", example=example) else None
     if digest or len(value) < 16 or not credential_value(value, "token", example=example):
         if digest or not (_HEX.fullmatch(value) and 32 <= len(value) <= 128):
@@ -842,6 +1233,92 @@ def _judge(value: str, kind: str, *, digest: bool, example: bool) -> str | None:
         return "token"
     mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
     return "token" if mixed or len(value) >= 32 else None  # a far word: mixed case or long
+
+
+_DIGIT_CODE = _r(r"\d{4,12}[*#]?|\d{3,5}(?:-\d{3,5}){1,3}")
+_PASSPHRASE = _r(r"[a-z]{3,12}\d{0,4}(?:[-_.][a-z]{3,12}\d{0,4}){2,7}")
+PASSPHRASE_MIN = 11
+"""The shortest :data:`_PASSPHRASE` (three words of three letters, two separators)."""
+"""A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
+_CODE = _r(r"(?<![\w\-])[a-z0-9]{4,6}-[a-z0-9]{4,6}(?![\w\-])")
+_LOGIN_PAIR = _r(
+    r"(?<![\w/.:])[A-Za-z_][\w.\-@]{0,40}(?:[ \t]+/[ \t]+|[ \t]*／[ \t]*)"
+    r"(?:[\"'`](?P<qv>[^\"'`\n/]{6,64})[\"'`]|(?P<uv>(?:(?!/)[!-~]){6,64}))"
+)
+
+
+def digest_on_line(value: str, line: str) -> bool:
+    """A hex value of a digest's length (32+) on a line that names a digest or an id."""
+    if len(value) < 32 or _HEX.fullmatch(value) is None:
+        return False
+    return _digest_words(line, caseless_fold(line))
+
+
+def _name_joined(value: str) -> bool:
+    """:data:`_NAME_JOINED` with at most four digits in all."""
+    return sum(c.isdigit() for c in value) <= 4 and _NAME_JOINED.fullmatch(value) is not None
+
+
+def _base64_blob(value: str) -> bool:
+    """A long base64 key (an Azure storage key may start with ``/``), not a path."""
+    if len(value) < 40 or not _BASE64.fullmatch(value):
+        return False
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)):
+        return False
+    return any(c.isdigit() for c in value) and max(map(len, value.split("/"))) >= 16
+
+
+_BASE64 = _r(r"[A-Za-z0-9+/]+={0,2}")
+
+
+def _digit_code(value: str) -> bool:
+    """A door, alarm or safe code (``5939*``, ``433678#``) or a recovery code in digit groups."""
+    return _DIGIT_CODE.fullmatch(value) is not None
+
+
+def _recovery_codes(line: str, matches: list[re.Match[str]], kinds: dict[str, str]) -> str | None:
+    """2FA recovery codes in a list (``hpqie-bj7gf, 0qig3-1nymb``) on a line naming a code."""
+    pin = any(kinds.get(re.sub(r"[ \t\-_]+", " ", m.group("label"))) == "pin" for m in matches)
+    if not pin or line.count("-") < 2:
+        return None
+    codes = [c for c in _CODE.findall(line) if any(ch.isdigit() for ch in c)
+             and any(ch.isalpha() for ch in c)]  # fmt: skip
+    return ", ".join(codes) if len(codes) >= 2 else None
+
+
+def _login_pair(line: str, end: int, example: bool) -> str | None:
+    """The password of a ``user / password`` pair after an account's label."""
+    pair = _LOGIN_PAIR.search(line, end, end + 80)
+    if pair is None:
+        return None
+    quoted = pair.group("qv") is not None
+    value = _clean(pair.group("qv") or pair.group("uv"), quoted)
+    if not (_short_password(value) or _password_shaped(value)):
+        return None
+    return value if credential_value(value, "password", example=example) else None
+
+
+def prose_password(value: str) -> bool:
+    """A password as people make one (``dulvenhus.Fiqjexpim87``, ``~iITLSZ~k_lpa9B``,
+    ``@O#qn#h0yozRPVe``): password-shaped with a digit; under a strong label in prose it is
+    not the attribute reference, home path or mention the code checks take it for."""
+    if not _password_shaped(value) or not any(c.isdigit() for c in value):
+        return False
+    if value.startswith(("~/", "$", "%", "{", "<", "(", "\\")) or "/" in value:
+        return False  # a path (kv/prod/Admin2), a URL, a variable
+    return _MENTION.fullmatch(value) is None
+
+
+_QUERY_TAIL = _r(r"&[A-Za-z_]\w*=.*$")
+_MENTION = _r(r"@?[A-Za-z_]\w*")
+
+
+def _word_with_digit(value: str) -> bool:
+    """A name with one capital and one digit in it (``Argon2id``, ``Ed25519``, ``Python3``):
+    a far word needs more than that to be a password."""
+    if not value.isalnum():
+        return False
+    return sum(c.isupper() for c in value) < 2 and sum(c.isdigit() for c in value) < 2
 
 
 def _password_shaped(value: str) -> bool:
@@ -857,16 +1334,30 @@ def _password_shaped(value: str) -> bool:
 def _embedded(line: str, start: int) -> bool:
     """The label's letters sit inside a random run (``…R1A76Y8P6Y<Tf…$pw{(f~…``, base85 data):
     the word before it, up to the label, holds two digits or symbols."""
+    if start and line[start - 1] in "?&;":
+        return False  # a parameter of a URL's query (?user=u&password=V) or of a DSN
     head = max(line.rfind(" ", max(0, start - 64), start) + 1, start - 64, 0)
-    return sum(c.isdigit() or c in _BLOB_MARKS for c in line[head:start]) >= 2
+    word = line[head:start]
+    if not word.isascii():  # Husyar!348がGrafanaのadminパスワード: a script without spaces
+        word = _ASCII_TAIL.search(word).group()  # type: ignore[union-attr]
+    return sum(c.isdigit() or c in _BLOB_MARKS for c in word) >= 2
+
+
+_ASCII_TAIL = _r(r"[\x00-\x7f]*$")
 
 
 _BLOB_MARKS = frozenset("$%^&{}<>~@#!|\\")
 
 
-def _digest_label(line: str, start: int, end: int) -> bool:
-    """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret."""
-    low = max(0, start - 12)
+def _digest_label(line: str, start: int, end: int, folded: str | None = None) -> bool:
+    """``cache_key``, ``key_sha256``, ``etag key``: the label names a digest, not a secret.
+
+    ``folded`` (the line's :func:`caseless_fold`, when the caller has it) skips the
+    search where none of the digest words' literal heads occurs.
+    """
+    low = max(0, start - 24)  # (the longest digest words: идентификатор, identificador)
+    if folded is not None and not _digest_heads_in(folded[low : end + 12]):
+        return False
     for match in _DIGEST_WORDS.finditer(line, low, end + 12):
         gap = line[match.end() : start] if match.end() <= start else line[end : match.start()]
         if match.start() < end and start < match.end() or _ADJACENT.fullmatch(gap):
@@ -876,6 +1367,28 @@ def _digest_label(line: str, start: int, end: int) -> bool:
 
 _ADJACENT = _r(r"[\s_\-.:]*(?:[^\W\d_]{1,3}[\s_\-.]+)?")
 """Between a digest word and a label: nothing, or one short word (``clave de caché``)."""
+
+
+def _digest_words(line: str, folded: str) -> bool:
+    """``_DIGEST_WORDS.search(line)``, skipped where none of their literal heads occurs in
+    ``folded`` (the line's :func:`caseless_fold`)."""
+    return _digest_heads_in(folded) and _DIGEST_WORDS.search(line) is not None
+
+
+def _digest_heads_in(folded: str) -> bool:
+    """Whether ``folded`` (caseless-folded text) holds the literal head of one of
+    :data:`_DIGEST_WORDS`' alternatives: a match there needs one, so where none occurs
+    the search (a long alternation ``re`` tries at every position) is skipped."""
+    return any(map(folded.__contains__, _digest_heads()))
+
+
+@functools.cache
+def _digest_heads() -> tuple[str, ...]:
+    heads = literal_heads(_DIGEST_WORDS.pattern, _DIGEST_WORDS.flags)
+    if heads is None:  # pragma: no cover - a word list the reading below cannot follow
+        return ("",)  # "" is in every text: the search always runs
+    folded = {caseless_fold(head) for head in heads}
+    return tuple(sorted(h for h in folded if not any(o != h and o in h for o in folded)))
 
 
 def _provider_token(value: str) -> bool:

@@ -30,6 +30,7 @@ import importlib
 import importlib.util
 import os
 import re
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 TYPE_CHECKING = False  # typing's, without importing typing on the hook path
@@ -53,6 +54,15 @@ def ascii_lower(text: str) -> str:
     if len(lowered) == len(text) and "\u212a" not in text:  # KELVIN SIGN lowers to "k"
         return lowered
     return text.translate(_ASCII_LOWER)
+
+
+def wide_lower(text: str) -> str:
+    """``text`` lower-cased for the anchors in other scripts (``Şifre`` finds ``şifre``), offsets
+    kept: ``İ`` lowers to two characters (i and a dot), so it becomes ``i`` first, as
+    ``re``'s IGNORECASE takes it. (ASCII anchors keep :func:`ascii_lower`, which Hyperscan's
+    ASCII-only folding agrees with.)"""
+    lowered = text.replace("\u0130", "i").lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
 
 
 # --- reading a rule's anchors from its compiled regex --------------------------------------
@@ -115,6 +125,44 @@ def literal_prefixes(pattern: str, flags: int) -> tuple[str, ...] | None:
     if not heads or min(len(h) for h in heads) < MIN_PREFIX:
         return None
     return tuple(sorted(set(heads)))
+
+
+def literal_heads(pattern: str, flags: int) -> frozenset[str] | None:
+    """Literals one of which starts every match of ``pattern``, however many alternatives it
+    has (letters as written: a caseless pattern's caller folds them), or None when that
+    cannot be read. A necessary condition for a search: no head in the text, no match."""
+    sre = _sre()
+    if sre is None:  # pragma: no cover - CPython < 3.11
+        return None
+    parser, c = sre
+
+    def heads(items: Sequence[Any]) -> frozenset[str] | None:
+        prefix = ""
+        for op, arg in items:
+            if op in (c.ASSERT, c.ASSERT_NOT, c.AT):
+                continue  # zero-width: the literal run goes on after it
+            if op is c.LITERAL:
+                prefix += chr(arg)
+                continue
+            if prefix:
+                break
+            if op is c.SUBPATTERN:
+                return heads(list(arg[3]))
+            if op is c.BRANCH:
+                found: set[str] = set()
+                for alternative in arg[1]:
+                    branch = heads(list(alternative))
+                    if branch is None:
+                        return None
+                    found |= branch
+                return frozenset(found)
+            return None
+        return frozenset({prefix}) if prefix else None
+
+    try:
+        return heads(list(parser.parse(pattern, flags)))
+    except Exception:  # noqa: BLE001 - unreadable: no heads
+        return None
 
 
 _SPECIAL = frozenset(".^$*+?{}[]|()\\")
@@ -243,9 +291,11 @@ def rule_anchors(keywords: tuple[str, ...], pattern: str, flags: int) -> tuple[A
 
 # --- the engines ----------------------------------------------------------------------------
 
-Finder = Callable[[str], list[list[int]]]
-"""text -> for each anchor, the offsets of its first occurrence on each line holding it
-(of every occurrence, for the anchors a finder was built to report in full)."""
+Hits = dict[int, list[int]]
+Finder = Callable[[str], Hits]
+"""text -> for each anchor present (by its number), the offsets of its first occurrence on
+each line holding it (of every occurrence, for the anchors a finder was built to report in
+full). An absent anchor has no entry: a text holds a few of the table's hundreds."""
 
 
 def _first_per_line(text: str, offsets: list[int]) -> list[int]:
@@ -266,24 +316,32 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
     needles = [literal.lower() if caseless else literal for literal, caseless in anchors]
     wide = [frozenset(c for c in needle if not c.isascii()) for needle in needles]
 
-    def find(text: str) -> list[list[int]]:
+    def find(text: str) -> Hits:
         lowered: str | None = None
-        present: frozenset[str] | None = None  # the non-ASCII characters of the text, once
-        out: list[list[int]] = []
+        wide_lowered: str | None = None
+        present: set[str] | None = None  # the non-ASCII letters of the text and its lower case
+        out: Hits = {}
         for ident, (_, caseless) in enumerate(anchors):
             if caseless and lowered is None:
                 lowered = ascii_lower(text)
             hay = lowered if caseless and lowered is not None else text
             needle = needles[ident]
-            hits: list[int] = []
             if wide[ident]:  # a label in another script: absent unless its letters are there
-                if present is None:
-                    present = frozenset(_WIDE.findall(lowered if lowered is not None else text))
-                    present |= frozenset(_WIDE.findall(text))
+                if wide_lowered is None:  # (without İ or K, ascii_lower lowered it all)
+                    plain = lowered is not None and "\u0130" not in text and "\u212a" not in text
+                    wide_lowered = lowered if plain and lowered is not None else wide_lower(text)
+                if caseless:
+                    hay = wide_lowered
+                if present is None:  # (measured: faster than set(text) or the runs' join)
+                    present = set(_WIDE.findall(text))
+                    if wide_lowered is not text:
+                        present.update(_WIDE.findall(wide_lowered))
                 if not wide[ident] <= present:
-                    out.append(hits)
                     continue
             pos = hay.find(needle)
+            if pos < 0:
+                continue
+            hits: list[int] = []
             if ident in every:
                 while pos >= 0:
                     hits.append(pos)
@@ -292,7 +350,7 @@ def python_finder(anchors: Sequence[Anchor], every: frozenset[int] = frozenset()
                 hits.append(pos)
                 line_end = text.find("\n", pos)
                 pos = hay.find(needle, line_end + 1) if line_end >= 0 else -1
-            out.append(hits)
+            out[ident] = hits
         return out
 
     return find
@@ -321,7 +379,7 @@ def hyperscan_finder(
 
     one_byte = all(literal.isascii() and "?" not in literal for literal, _ in anchors)
 
-    def find(text: str) -> list[list[int]]:
+    def find(text: str) -> Hits:
         # One byte per character: a text that is not ASCII is scanned in Latin-1 with "?"
         # for what Latin-1 lacks. The anchors here are ASCII and hold no "?", and a byte
         # of 0x80 or more never matches one (Hyperscan folds ASCII letters only), so the
@@ -332,7 +390,7 @@ def hyperscan_finder(
             data = text.encode("latin-1", "replace")
         else:  # pragma: no cover - no anchor holds "?" today
             data = text.encode("utf-8", "surrogatepass")
-        ends: list[list[int]] = [[] for _ in anchors]
+        ends: defaultdict[int, list[int]] = defaultdict(list)
 
         def on_match(ident: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
             ends[ident].append(to)
@@ -342,15 +400,12 @@ def hyperscan_finder(
             scratch = local.scratch = hyperscan.Scratch(db)
         db.scan(data, match_event_handler=on_match, scratch=scratch)
         to_char = None if len(data) == len(text) else _CharOffsets(text)  # (see above)
-        out: list[list[int]] = []
-        for ident, found in enumerate(ends):
-            if not found:  # most anchors are absent from most texts
-                out.append(found)
-                continue
+        out: Hits = {}
+        for ident, found in ends.items():  # (most anchors are absent from most texts)
             starts = sorted(to - lengths[ident] for to in found)
             if to_char is not None:
                 starts = to_char.of(starts)
-            out.append(starts if ident in every else _first_per_line(text, starts))
+            out[ident] = starts if ident in every else _first_per_line(text, starts)
         return out
 
     return find
@@ -433,13 +488,10 @@ def _mixed_finder(anchors: Sequence[Anchor], every: frozenset[int]) -> Finder | 
         frozenset(n for n, i in enumerate(other_ids) if i in every),
     )
 
-    def find(text: str) -> list[list[int]]:
-        out: list[list[int]] = [[] for _ in anchors]
-        for i, hits in zip(ascii_ids, fast(text), strict=True):
-            out[i] = hits
+    def find(text: str) -> Hits:
+        out = {ascii_ids[n]: hits for n, hits in fast(text).items()}
         if not text.isascii():
-            for i, hits in zip(other_ids, slow(text), strict=True):
-                out[i] = hits
+            out.update((other_ids[n], hits) for n, hits in slow(text).items())
         return out
 
     return find

@@ -37,6 +37,18 @@ def _rule_anchors() -> list[tuple[tuple[str, bool], ...] | None]:
     return rules_anchors()
 
 
+@functools.cache
+def _rule_literals() -> list[tuple[tuple[str, ...], tuple[str, ...]] | None]:
+    """Each rule's anchors as (caseless literals, exact literals), None: run the rule anyway."""
+    return [
+        None
+        if anchors is None
+        else (tuple(lit for lit, caseless in anchors if caseless),
+              tuple(lit for lit, caseless in anchors if not caseless))
+        for anchors in _rule_anchors()
+    ]  # fmt: skip
+
+
 def _spans(name: str) -> list[tuple[int, int, str, str]]:
     """(start, end, rule id, secret) for each secret in ``name``, leftmost first, no overlaps."""
     if _MAYBE.search(name) is None:
@@ -45,9 +57,9 @@ def _spans(name: str) -> list[tuple[int, int, str, str]]:
 
     lowered = name.lower()
     spans: list[tuple[int, int, str, str]] = []
-    for rule, anchors in zip(RULES, _rule_anchors(), strict=True):
-        if anchors is not None and not any(
-            (literal in lowered) if caseless else (literal in name) for literal, caseless in anchors
+    for rule, literals in zip(RULES, _rule_literals(), strict=True):
+        if literals is not None and not (
+            any(map(lowered.__contains__, literals[0])) or any(map(name.__contains__, literals[1]))
         ):
             continue
         if any(literal not in name for literal in rule.requires):

@@ -39,6 +39,7 @@ from pathlib import Path
 from teamsync.security._prefilter import (
     Anchor,
     Finder,
+    Hits,
     guard_after_prefix,
     make_finder,
     python_finder,
@@ -133,6 +134,10 @@ class _Plan:
     """English label words, reported at every occurrence (see :func:`_generic_matches`)."""
     foreign_starts: tuple[int, ...]
     """The ASCII heads of foreign labels, reported at every occurrence."""
+    rules_of: dict[int, tuple[int, ...]] = field(default_factory=dict, compare=False)
+    """Anchor -> the rules (by index) it is an anchor of: a text's rules from its anchors."""
+    everywhere: tuple[int, ...] = ()
+    """The rules without anchors: they run over every text."""
     _regexes: list[re.Pattern[str] | None] = field(default_factory=list, compare=False)
 
     def regex(self, index: int) -> re.Pattern[str]:
@@ -199,7 +204,15 @@ def _plan(engine: str | None) -> _Plan:
         name, finder = "python", python_finder(table_list, full)
     else:  # "hyperscan" for every text (the tests compare the two)
         name, finder = make_finder(table_list, every=full)
-    return _Plan(name, finder, tuple(per_rule), generic, english, foreign)
+    rules_of: dict[int, list[int]] = {}
+    for index, anchor_ids in enumerate(per_rule):
+        for ident in anchor_ids or ():
+            rules_of.setdefault(ident, []).append(index)
+    everywhere = tuple(i for i, anchor_ids in enumerate(per_rule) if anchor_ids is None)
+    return _Plan(
+        name, finder, tuple(per_rule), generic, english, foreign,
+        {ident: tuple(indexes) for ident, indexes in rules_of.items()}, everywhere,
+    )  # fmt: skip
 
 
 def rules_fingerprint() -> str:
@@ -274,7 +287,7 @@ def _sized(anchors: list[Anchor], every: frozenset[int]) -> tuple[str, Finder]:
     large: list[Finder] = []
     seen = [0]
 
-    def find(text: str) -> list[list[int]]:
+    def find(text: str) -> Hits:
         seen[0] += len(text)
         if not large and seen[0] < SMALL_WORK:
             return small(text)
@@ -313,18 +326,34 @@ class _Text:
         self.path = path
         self.first_line = first_line
         self.positions = compiled.finder(text)
-        self._spans: dict[tuple[tuple[int, ...], int], list[tuple[int, int]]] = {}
+        self._spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._allowed: dict[int, bool] = {}
 
     def anchor_spans(self, ids: tuple[int, ...], extra_chars: int) -> list[tuple[int, int]]:
-        """The lines holding an anchor (to the end of the line ``extra_chars`` later), merged."""
-        key = (ids, extra_chars)
+        """The lines holding an anchor (to the end of the line ``extra_chars`` later), merged.
+
+        ``ids`` is one of the plan's own tuples (a rule's anchors, the generic layer's),
+        which live as long as the plan: the cache is keyed by its identity, not by
+        hashing hundreds of numbers at every call.
+        """
+        key = (id(ids), extra_chars)
         cached = self._spans.get(key)
         if cached is None:
-            text, spans = self.text, []
-            for ident in ids:
+            text, spans, positions = self.text, [], self.positions
+            wanted = positions.keys() & _id_set(ids)  # the few the text holds
+            if not extra_chars:  # whole lines: each line's bounds found once, in text order
                 line_end = -1
-                for pos in self.positions[ident]:
+                for pos in sorted([p for ident in wanted for p in positions[ident]]):
+                    if pos > line_end:
+                        line_end = text.find("\n", pos)
+                        if line_end < 0:
+                            line_end = len(text)
+                        spans.append((text.rfind("\n", 0, pos) + 1, line_end))
+                self._spans[key] = spans  # (sorted and disjoint already)
+                return spans
+            for ident in wanted:
+                line_end = -1
+                for pos in positions[ident]:
                     if pos <= line_end:
                         continue  # the first one on its line counts (some anchors list all)
                     line_end = text.find("\n", pos)
@@ -356,6 +385,17 @@ class _Text:
             last = offset
             numbers[offset] = line
         return numbers
+
+
+_ID_SETS: dict[int, tuple[tuple[int, ...], frozenset[int]]] = {}
+
+
+def _id_set(ids: tuple[int, ...]) -> frozenset[int]:
+    """``frozenset(ids)``, built once per tuple (kept with it, so its identity stays its own)."""
+    held = _ID_SETS.get(id(ids))
+    if held is None or held[0] is not ids:
+        held = _ID_SETS[id(ids)] = (ids, frozenset(ids))
+    return held[1]
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -516,8 +556,9 @@ def _generic_line_matches(
 
     text = doc.text
     ascii_text = text.isascii()
-    english = sorted(pos for i in compiled.english_starts for pos in doc.positions[i])
-    foreign = sorted(pos for i in compiled.foreign_starts for pos in doc.positions[i])
+    positions = doc.positions
+    english = sorted(pos for i in compiled.english_starts for pos in positions.get(i, ()))
+    foreign = sorted(pos for i in compiled.foreign_starts for pos in positions.get(i, ()))
     backwards = ""
     for start, end in doc.anchor_spans(ids, 0):
         if ascii_text or text[start:end].isascii():
@@ -546,6 +587,7 @@ def _generic_candidates(
     tried: set[int] = set()
     text = doc.text
     lines = _Lines(text)
+    prose = _labels.reads(doc.path)
     for match in _generic_line_matches(doc, ids, compiled):
         line_start, line_end = lines.bounds(match.start())
         if line_start in found or line_start in taken_lines:
@@ -553,11 +595,19 @@ def _generic_candidates(
         tried.add(line_start)
         quoted = match.group("qv") is not None
         value = clean_generic_value(match.group("qv") or match.group("uv") or "", quoted)
-        if not generic_value_plausible(value) or is_entry_point(value):
+        if is_entry_point(value):
             continue
         label, strong = generic_label(match.group("key"))
-        if not label:
-            continue  # a digest's label (cache_key, etag, checksum, key_sha256)
+        if not generic_value_plausible(value) and not (
+            strong and prose and _labels.prose_password(value)
+        ):
+            continue  # (in prose, PGPASSWORD=~x~y: a password as people make one, not a path)
+        if _labels._digit_code(value):
+            continue  # a door code or PIN: the label model reads it (detect-secrets drops digits)
+        if _labels.digest_on_line(value, text[line_start:line_end]):
+            continue  # Checksum SHA-1 of the password file: <hex> (a digest, whatever its label)
+        if not label or _labels._digest_label(text, match.start("key"), match.end("key")):
+            continue  # a digest's label (cache_key, etag, checksum, key_sha256, cache key)
         if not strong and not generic_value_random(value):
             continue
         if _labels.echoes_label(match.group("key"), value):
@@ -568,7 +618,6 @@ def _generic_candidates(
         if inline_allow and doc.allowed(line_start, line_end):
             continue
         found[line_start] = (label, value)
-    prose = _labels.reads(doc.path)
     for line_start, line_end in doc.anchor_spans(ids, 0) if prose else ():  # the label model
         if line_start in found or line_start in taken_lines:
             continue
@@ -640,14 +689,15 @@ class Scanner:
             path = in_name[0].path
             self._findings.extend(replace(f, commit=commit) for f in in_name)
         doc = _Text(text, path, first_line, self.plan)
-        present = {i for i, found in enumerate(doc.positions) if found}
+        present = doc.positions.keys()  # the anchors the text holds (each with a hit)
         taken = _Taken()
         hits: list[_Hit] = []
-        for index, (rule, ids) in enumerate(zip(RULES, self.plan.rule_anchors, strict=True)):
+        rules_of = self.plan.rules_of  # the rules whose anchors the text holds, in rule order
+        active = set(self.plan.everywhere).union(*(rules_of.get(a, ()) for a in present))
+        for index in sorted(active):
+            rule, ids = RULES[index], self.plan.rule_anchors[index]
             if ids is None:
                 spans = [(0, len(text))]
-            elif present.isdisjoint(ids):
-                continue
             else:
                 spans = doc.anchor_spans(ids, rule.context_chars)
             hits.extend(_rule_hits(doc, rule, self.plan.regex(index), spans, taken, allow))

@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -42,6 +42,7 @@ from teamsync.limits import BATCH_BYTES
 from teamsync.server import listing as streamed
 from teamsync.server import memstores, models
 from teamsync.server.checks import Refusal, Screened, screen_put, write_reply
+from teamsync.server.leanput import GZIP_LEVEL, GZIP_MIN_BYTES, Offload, PutHead, TeamsyncApp
 from teamsync.server.limits import (
     HISTORY_PAGE,
     MAX_HISTORY_PAGE,
@@ -75,7 +76,6 @@ EXTENSIONS = (
     "entries",
     "delta",
 )
-GZIP_MIN_BYTES = 1024
 MAX_FETCH_KEYS = 5000
 """Keys one ``POST …/entries`` may name."""
 MAX_NUMBER_DIGITS = 100
@@ -105,10 +105,20 @@ async def _read_body(
     ``smaller`` says how to stay under the limit; ``where`` (for the write route)
     names the request in the one log line a timeout or a disconnect gets.
     """
+    length = request.headers.get("content-length")
+    return await _read_chunks(length, request.stream(), config, smaller, where=where)
+
+
+async def _read_chunks(
+    content_length: str | None,
+    chunks: AsyncIterator[bytes],
+    config: ServerConfig,
+    smaller: str,
+    *,
+    where: str | None = None,
+) -> bytes | Response:
     try:
-        return await read_limited(
-            request.headers.get("content-length"), request.stream(), config.max_body_bytes
-        )
+        return await read_limited(content_length, chunks, config.max_body_bytes)
     except BodyTooLarge as exc:
         msg = f"request body over {exc.limit} bytes; {smaller}"
         return _err(413, "team_memory_body_too_large", msg, max_bytes=exc.limit)
@@ -146,7 +156,7 @@ def _repo(raw: str) -> str | JSONResponse:
         return _err(422, "team_memory_invalid_repo", str(exc))
 
 
-def create_app(config: ServerConfig, *, storage: Storage | None = None) -> FastAPI:
+def create_app(config: ServerConfig, *, storage: Storage | None = None) -> TeamsyncApp:
     """The app over ``config.db_url`` (or an already open ``storage``, closed at shutdown)."""
     store = (
         storage if storage is not None else open_storage(config.db_url, pool_size=config.pool_size)
@@ -155,9 +165,10 @@ def create_app(config: ServerConfig, *, storage: Storage | None = None) -> FastA
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        app.close_pool()
         store.close()
 
-    app = FastAPI(
+    app = TeamsyncApp(
         title="teamsync server",
         version=__version__,
         description="Claude Code team-memory wire format plus teamsync extensions.",
@@ -171,12 +182,30 @@ def create_app(config: ServerConfig, *, storage: Storage | None = None) -> FastA
     # gzip when the client asks (Accept-Encoding), for bodies of 1 KiB and more; streamed
     # listings are compressed as they stream. Level 5: most of level 9's ratio on JSON
     # for a fraction of the CPU.
-    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=5)
+    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
     _install_handlers(app)
     _read_routes(app, store, config)
     _write_route(app, store, config)
     memstores.install(app, store, config)
+
+    async def lean_put(head: PutHead, chunks: AsyncIterator[bytes], offload: Offload) -> Response:
+        try:
+            return await put_steps(store, config, head, chunks, offload)
+        except ServerError as exc:  # as the app's handler answers it on every other route
+            return _unavailable(exc)
+
+    app.lean_put = lean_put
+    app.invalid_query = lambda where: _err(
+        422, "team_memory_invalid_request", f"invalid request: {where}"
+    )
     return app
+
+
+def _unavailable(exc: ServerError) -> JSONResponse:
+    log.error("storage failure: %s", exc)
+    resp = _err(503, "team_memory_storage_unavailable", "storage unavailable; retry later")
+    resp.headers["Retry-After"] = "1"
+    return resp
 
 
 def _install_handlers(app: FastAPI) -> None:
@@ -187,10 +216,7 @@ def _install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ServerError)
     async def unavailable(_: Request, exc: ServerError) -> JSONResponse:
-        log.error("storage failure: %s", exc)
-        resp = _err(503, "team_memory_storage_unavailable", "storage unavailable; retry later")
-        resp.headers["Retry-After"] = "1"
-        return resp
+        return _unavailable(exc)
 
 
 def _read_routes(app: FastAPI, store: Storage, config: ServerConfig) -> None:
@@ -402,24 +428,49 @@ def _write_route(app: FastAPI, store: Storage, config: ServerConfig) -> None:
         if_match: str | None = Header(default=None),
         if_none_match: str | None = Header(default=None),
     ) -> Response:
-        norm = _repo(repo)
-        if isinstance(norm, JSONResponse):
-            return norm
-        auth = await run_in_threadpool(_authorize, store, creds, norm, write=True)
-        if isinstance(auth, JSONResponse):
-            return auth
-        raw = await _read_body(
-            request, config, "send smaller batches", where=f"PUT repo={norm} token={auth.id}"
-        )
-        if isinstance(raw, Response):
-            return raw
-        body = _parse_body(raw)
-        if isinstance(body, Refusal):
-            return JSONResponse(body.body, status_code=body.status)
-        tags = parse_etags(if_match), parse_etags(if_none_match)
-        # one trip to the thread pool for the scan and the write (each trip costs a
-        # thread hand-off both ways, a measurable share of a one-entry PUT)
-        return await run_in_threadpool(_screen_and_write, store, config, norm, auth, body, *tags)
+        # TeamsyncApp answers this route itself (its lean path); this one serves the
+        # OpenAPI document and an app with ``lean_put`` off, through the same steps
+        head = PutHead(repo, creds, if_match, if_none_match, request.headers.get("content-length"))
+        return await put_steps(store, config, head, request.stream(), run_in_threadpool)
+
+
+async def put_steps(
+    store: Storage,
+    config: ServerConfig,
+    head: PutHead,
+    chunks: AsyncIterator[bytes],
+    offload: Offload,
+) -> Response:
+    """One PUT: the repository id, auth (before a byte of the body is read), the bounded
+    body, its parse, then the scan and the write in one trip off the loop."""
+    norm = _repo(head.repo)
+    if isinstance(norm, JSONResponse):
+        return norm
+    auth = await offload(_authorize_write, store, head.creds, norm)
+    if isinstance(auth, JSONResponse):
+        return auth
+    raw = await _read_chunks(
+        head.content_length,
+        chunks,
+        config,
+        "send smaller batches",
+        where=f"PUT repo={norm} token={auth.id}",
+    )
+    if isinstance(raw, Response):
+        return raw
+    body = _parse_body(raw)
+    if isinstance(body, Refusal):
+        return JSONResponse(body.body, status_code=body.status)
+    tags = parse_etags(head.if_match), parse_etags(head.if_none_match)
+    # one trip off the loop for the scan and the write (each trip costs a
+    # thread hand-off both ways, a measurable share of a one-entry PUT)
+    return cast(Response, await offload(_screen_and_write, store, config, norm, auth, body, *tags))
+
+
+def _authorize_write(
+    storage: Storage, creds: HTTPAuthorizationCredentials | None, repo: str
+) -> TokenRecord | JSONResponse:
+    return _authorize(storage, creds, repo, write=True)
 
 
 def _with_soft_deletes(body: models.PutBody) -> models.PutBody:

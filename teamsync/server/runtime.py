@@ -7,7 +7,8 @@ module adds what is missing around uvicorn's own settings:
 
 - :class:`Limits`, every bound in one place (documented in docs/server.md);
 - an h11 protocol subclass (:func:`protocol_class`) that sets ``TCP_NODELAY``
-  on every accepted connection, closes a connection
+  on every accepted connection and sends a response's head and body in one write
+  (:class:`Coalesced`), closes a connection
   whose request head is not complete within ``header_timeout`` seconds of the
   connection opening or of the previous response, and past ``max_connections``
   closes the oldest connection with no request in progress (or, when every
@@ -201,6 +202,58 @@ def _no_delay(transport: asyncio.BaseTransport) -> None:
             pass
 
 
+class Coalesced:
+    """A connection's transport whose writes in one turn of the event loop leave as one.
+
+    uvicorn writes a response's head and its body separately; with ``TCP_NODELAY``
+    each write is a segment of its own, so the client is woken twice and both sides
+    pay two trips through the kernel for every small response. Here a write is held
+    until the loop's next turn (microseconds) and sent with whatever else was written
+    in that turn. Closing, aborting and half-closing send what is held first (abort
+    drops it, as the transport's own buffer is dropped); everything else is the
+    transport's.
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._held:
+            self._loop.call_soon(self.flush)
+        self._held.append(bytes(data))
+
+    def writelines(self, chunks: Any) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+    def flush(self) -> None:
+        if self._held:
+            data = b"".join(self._held)
+            self._held.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._held.clear()
+        self._transport.abort()
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def get_write_buffer_size(self) -> int:
+        return sum(map(len, self._held)) + self._transport.get_write_buffer_size()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 def protocol_class(limits: Limits) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol with a request-head deadline and a hard connection cap."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -213,6 +266,7 @@ def protocol_class(limits: Limits) -> type[asyncio.Protocol]:
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)  # type: ignore[arg-type]
             _no_delay(transport)
+            self.transport = Coalesced(transport, self.loop)  # type: ignore[assignment,arg-type]
             self._opened = self.loop.time()
             if len(self.connections) > limits.max_connections and not self._evict():
                 log.warning("over %d open connections: refused one", limits.max_connections)

@@ -52,3 +52,44 @@ def test_a_200_on_a_kept_alive_connection_is_not_held_back(sqlite_url: str) -> N
         f"a 200 took {full:.1f} ms (median) against {not_modified:.1f} ms for a 304 "
         "on the same kept-alive connection: Nagle's algorithm is holding the body back"
     )
+
+
+def test_writes_in_one_turn_of_the_loop_leave_as_one() -> None:
+    """uvicorn writes a response's head and body apart; on a real connection they go out
+    in one transport write (one segment), in order; close sends what is held, abort drops it."""
+    import asyncio
+    import socket as socketlib
+
+    from teamsync.server.runtime import Coalesced
+
+    async def scenario() -> tuple[list[bytes], bytes, bytes]:
+        loop = asyncio.get_running_loop()
+        ours, theirs = socketlib.socketpair()
+        theirs.setblocking(False)
+        transport, _ = await loop.connect_accepted_socket(asyncio.Protocol, ours)
+        calls: list[bytes] = []
+        real_write = transport.write
+
+        def counted(data: bytes) -> None:
+            calls.append(bytes(data))
+            real_write(data)
+
+        transport.write = counted  # type: ignore[method-assign]
+        wrapped = Coalesced(transport, loop)  # type: ignore[arg-type]
+        wrapped.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        wrapped.write(b'{"ok":true}')
+        assert calls == []  # held until the loop turns
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        first = await loop.sock_recv(theirs, 4096)
+        wrapped.write(b"tail")
+        wrapped.close()  # sends what is held, then closes
+        rest = b""
+        while chunk := await loop.sock_recv(theirs, 4096):
+            rest += chunk
+        theirs.close()
+        return calls, first, rest
+
+    calls, first, rest = asyncio.run(scenario())
+    assert calls == [b'HTTP/1.1 200 OK\r\n\r\n{"ok":true}', b"tail"]
+    assert first == b'HTTP/1.1 200 OK\r\n\r\n{"ok":true}' and rest == b"tail"
