@@ -5,7 +5,8 @@ Run: ``.venv/bin/python bench/recall_blind.py [--sets recall_blind2] [--json out
 ``--sets recall_blind2`` runs round 2's sealed sets (``bench/recall_blind2_<lang>.json``,
 written by separate blind sessions, opened after commit "freeze: recall method, round 2").
 ``--sets recall_blind3`` runs round 3's (``bench/recall_blind3_<lang>.json``, opened after
-commit "freeze: recall rules for blind set 3").
+commit "freeze: recall rules for blind set 3"); ``--sets recall_blind4`` round 4's (opened after
+commit "freeze: recall rules for blind set 4").
 
 The sets ``bench/recall_blind_<lang>.json`` (ko, ja, zh from ``recall-cjk``; tr, es, pt,
 en from ``recall-latin``) were written by separate sessions that never saw the method,

@@ -27,6 +27,16 @@ recall stayed 1.00 and no-answer at most 1), not by its figures on the sets it c
 The grid's ``small_floor`` (the absolute floor under eight memories, which no set here
 measures: every one has ten or more) is the model's shipped one, no longer tied to the
 cosine floor of the rule.
+
+Round 4 (issue 28): round 3's blind sets (``blind3 <lang>``, opened) are development sets too.
+The multilingual rule of round 3 returned one memory for nearly every query, so a stray word
+match took a no-answer query over 1 on blind 3; ``--grid 4`` adds the lexical side's acceptance
+(coverage up to 0.75, agreement up to 2 sd) crossed with the ``alone`` cap, shared with the
+lexical matches (:attr:`Rule.shared`) or not. Written before the runs: a procedure is (grid 3
+or 4, the no-answer bound on every set or on their mean), with the vectors fixed at round 3's
+(``max``, 400 characters, for the multilingual model; the recipe for the English one); the one
+kept meets the most targets on the held-out sets (:func:`summary`), then the higher held-out
+answerable. The rule shipped is that procedure's choice on every development set.
 """
 
 from __future__ import annotations
@@ -65,9 +75,19 @@ DEVELOPMENT = tuple(f"blind {lang}" for lang in LANGS)
 """Round 1's blind sets, opened after their one run: development sets from round 2 on."""
 DEVELOPMENT2 = tuple(f"blind2 {lang}" for lang in LANGS)
 """Round 2's blind sets, opened after their one run: development sets from round 3 on."""
+DEVELOPMENT3 = tuple(f"blind3 {lang}" for lang in LANGS)
+"""Round 3's blind sets, opened after their one run: development sets from round 4 on (here
+only: they are not in ``recall_eval.ALL_SETS``, whose lexical-floor test holds every set there
+to no-answer at most 1, which blind 3's es and pt miss in lexical mode, 1.25 and 1.12)."""
+PATHS = {
+    **R.SETS,
+    **{
+        f"blind3 {lang}": R.ROOT / "bench" / f"recall_blind3_{lang}.json" for lang in (*LANGS, "en")
+    },
+}
 TRAIN = {
-    embed.MODEL_NAME: (*ENGLISH, "blind en", "blind2 en"),
-    use_encoder.NAME: (*OTHER, "train mixed", *DEVELOPMENT, *DEVELOPMENT2),
+    embed.MODEL_NAME: (*ENGLISH, "blind en", "blind2 en", "blind3 en"),
+    use_encoder.NAME: (*OTHER, "train mixed", *DEVELOPMENT, *DEVELOPMENT2, *DEVELOPMENT3),
 }
 NO_ANSWER_BOUND = 1.0
 BOUNDS = ("every", "mean")
@@ -103,6 +123,73 @@ def grid(small_floor: float) -> list[Rule]:
         )
     ]
     return broad + opened
+
+
+def grid4(small_floor: float) -> list[Rule]:
+    """Round 4's grid: round 3's, and the lexical side's acceptance (coverage and agreement up
+    to 0.75 and 2 sd) crossed with the ``alone`` cap, shared with the lexical matches or not."""
+    old = grid(small_floor)
+    seen = set(old)
+    extra = [
+        Rule(z, margin, floor, lexical, 0.1, small_floor, lexical_z, alone, shared=shared)
+        for shared, z, margin, floor, lexical, lexical_z, alone in itertools.product(
+            (False, True),
+            (-math.inf, 1.0),
+            (0.03, 0.05, 0.08, 0.12),
+            (0.1, 0.2, 0.3),
+            (0.4, 0.5, 0.6, 0.75),
+            (-math.inf, 0.5, 1.0, 1.5, 2.0),
+            (1, 2),
+        )
+    ]
+    return old + [r for r in extra if r not in seen]
+
+
+def grid4s(small_floor: float) -> list[Rule]:
+    """Round 4's narrow grid around the shipped multilingual rule (first: the shipped rule, the
+    keyword bar of ``--keyword shipped``)."""
+    shipped = RULES[use_encoder.NAME]
+    near = [
+        Rule(
+            -math.inf,
+            margin,
+            floor,
+            lexical,
+            0.1,
+            small_floor,
+            lexical_z,
+            alone,
+            open_z,
+            0.12,
+            shared=shared,
+        )
+        for margin, floor, lexical, lexical_z, alone, shared, open_z in itertools.product(
+            (0.05, 0.08, 0.12),
+            (0.1, 0.2),
+            (0.4, 0.5, 0.6),
+            (-math.inf, 0.5, 1.0, 1.5),
+            (1, 2),
+            (False, True),
+            (math.inf, 3.0, 4.0),
+        )
+    ]
+    first = Rule(
+        -math.inf,
+        shipped.margin,
+        shipped.cosine_floor,
+        shipped.lexical_floor,
+        shipped.weight,
+        small_floor,
+        shipped.lexical_z,
+        shipped.alone,
+    )
+    return [first] + [r for r in near if r != first]
+
+
+GRIDS = {"3": grid, "4": grid4, "4s": grid4s}
+KEYWORD_BAR = "reach"
+"""``reach``: keyword recall 1.00 on a set, or the most any rule of the grid reaches there;
+``shipped``: at least what the grid's first rule (round 3's) gets there (never lose one)."""
 
 
 GRID = grid(RULES[use_encoder.NAME].small_floor)
@@ -159,7 +246,7 @@ def prepare(
     encoder = models.encoder(model)
     out: dict[str, Prepared] = {}
     for name in names:
-        data = json.loads(R.SETS[name].read_text(encoding="utf-8"))
+        data = json.loads(PATHS[name].read_text(encoding="utf-8"))
         queries = [q["query"] for q in data["queries"]]
         with tempfile.TemporaryDirectory() as tmp:
             memdir = Path(tmp)
@@ -277,7 +364,10 @@ def rank_fast(rule: Rule, q: Query, paths: list[str], limit: int = R.K) -> list[
             second.append((-round(cosine + rule.weight * cov, 6), paths[j]))
     first.sort()
     second.sort()
-    kept = first[:limit] + second[:alone]
+    kept = first[:limit]
+    if rule.shared and alone < limit:
+        alone = max(0, alone - len(kept))
+    kept += second[:alone]
     return [p for _, p in kept[:limit]]
 
 
@@ -316,11 +406,15 @@ def choose(table: Table, train: list[str], rules: list[Rule], bound: str = "ever
 
     ``bound``: "every" (round 1 and 2: at most :data:`NO_ANSWER_BOUND` memories per no-answer
     query on every training set) or "mean" (on their mean); keyword recall 1.00 on every set
-    either way.
+    either way, or (round 4: no rule of the grid reaches 1.00 on blind 3's ko and zh, where a
+    second relevant memory shares 16-27% of the query's words) the most any rule reaches there.
     """
     best: tuple[float, int] | None = None
+    reach = {s: max(table[i, s]["keyword"]["recall@5"] for i in range(len(rules))) for s in train}
+    if KEYWORD_BAR == "shipped":
+        reach = {s: table[0, s]["keyword"]["recall@5"] for s in train}
     for i in range(len(rules)):
-        if any(table[i, s]["keyword"]["recall@5"] < 1.0 for s in train):
+        if any(table[i, s]["keyword"]["recall@5"] < min(1.0, reach[s]) - 1e-9 for s in train):
             continue
         returned = [table[i, s]["none"]["returned"] for s in train]
         if (max(returned) if bound == "every" else statistics.mean(returned)) > NO_ANSWER_BOUND:
@@ -388,6 +482,8 @@ def summary(rows: list[tuple[str, str, int | None, dict[str, dict[str, float]] |
     sets (:func:`targets_met`), then the higher mean held-out answerable recall@5.
     """
     got = [r for *_, r in rows if r is not None]
+    if not got:
+        return "held out: no fold found a rule"
 
     def mean(kind: str) -> float:
         values = [r[kind]["recall@5"] for r in got if kind in r]
@@ -423,11 +519,15 @@ def main() -> int:
         default=0,
         help="cut the recipe to this many characters (0: as shipped)",
     )
+    parser.add_argument("--grid", choices=list(GRIDS), default="4", help="round 3's or 4's")
+    parser.add_argument("--keyword", choices=("reach", "shipped"), default="reach")
     parser.add_argument("--json", type=Path, help="write the held-out rows here")
     args = parser.parse_args()
+    global KEYWORD_BAR
+    KEYWORD_BAR = args.keyword
     names = TRAIN[args.model]
     shipped = RULES[args.model]
-    rules = grid(shipped.small_floor)
+    rules = GRIDS[args.grid](shipped.small_floor)
     prepared = prepare(args.model, names, args.cache, args.text, args.chars)
     checked = check_fast(rules, prepared)
     pre = {n: queries(prepared[n]) for n in names}
@@ -437,28 +537,32 @@ def main() -> int:
         for n in names
     }
     print(
-        f"{args.model}: {len(rules)} rules, text {args.text!r}, chars {args.chars or 'shipped'}; "
+        f"{args.model}: {len(rules)} rules (grid {args.grid}), text {args.text!r}, "
+        f"chars {args.chars or 'shipped'}; "
         "keyword / paraphrase / task / crosslingual / answerable recall@5 / no-answer returned "
         f"(the fast ranking checked against the library's fuse on {checked} rule-queries)\n"
     )
     shown: dict[str, Any] = {}
-    for bound in BOUNDS:
-        print(f"\n#### no-answer bound on {bound} training set{'s' if bound == 'every' else ''}\n")
+    subsets = {args.grid: rules}
+    if args.grid == "4":  # round 3's grid is its first rules: both procedures in one run
+        subsets = {"3": rules[: len(grid(shipped.small_floor))], "4": rules}
+    for (label, sub), bound in itertools.product(subsets.items(), BOUNDS):
+        print(f"\n#### grid {label}, no-answer bound on {bound} development set(s)\n")
         print("| held out | chosen on the others | at the chosen rule | at the shipped rule |")
         print("|---|---|---|---|")
-        rows = held_out(table, names, rules, bound)
+        rows = held_out(table, names, sub, bound)
         for fold, name, i, result in rows:
-            chosen = "-" if i is None else f"{rules[i]}"
+            chosen = "-" if i is None else f"{sub[i]}"
             at = "-" if result is None else row(result)
             print(f"| {fold}: {name} | {chosen} | {at} | {row(measure(shipped, prepared, name))} |")
-        i = choose(table, list(names), rules, bound)
-        print(f"\nchosen on all {len(names)}: {None if i is None else rules[i]}")
+        i = choose(table, list(names), sub, bound)
+        print(f"\nchosen on all {len(names)}: {None if i is None else sub[i]}")
         for n in names:
             print(f"  {n}: {'-' if i is None else row(table[i, n])}")
-        print(summary(rows))
-        shown[bound] = {
-            "held_out": [(f, n, None if j is None else str(rules[j]), r) for f, n, j, r in rows],
-            "chosen": None if i is None else str(rules[i]),
+        print(f"grid {label}, bound {bound}: " + summary(rows))
+        shown[f"{label}/{bound}"] = {
+            "held_out": [(f, n, None if j is None else str(sub[j]), r) for f, n, j, r in rows],
+            "chosen": None if i is None else str(sub[i]),
             "at_chosen": {n: table[i, n] for n in names} if i is not None else None,
         }
     fixed = [(f, n, -1, measure(shipped, prepared, n)) for f, n, _, _ in rows]

@@ -77,6 +77,19 @@ def test_cosine_only_memories_are_capped_and_a_lexical_match_needs_the_cosine_to
     assert [h.path for h in fuse(lifted, lexical, agreeing, 5)][0] == "m3.md"
 
 
+def test_a_shared_cap_counts_the_lexical_matches_against_the_cosine_only_ones() -> None:
+    near = {f"m{i}.md": 0.1 for i in range(20)} | {f"top{i}.md": 0.8 - 0.01 * i for i in range(4)}
+    stray = {"m3.md": (1, Hit("m3.md", 3.0, ("token",), 1.0))}  # a word match, nothing else
+    apart = Rule(-math.inf, 1.0, 0.5, 0.5, 0.1, 0.5, alone=1)
+    shared = Rule(-math.inf, 1.0, 0.5, 0.5, 0.1, 0.5, alone=1, shared=True)
+    assert [h.path for h in fuse(near, stray, apart, 5)] == ["m3.md", "top0.md"]
+    assert [h.path for h in fuse(near, stray, shared, 5)] == ["m3.md"]
+    assert [h.path for h in fuse(near, {}, shared, 5)] == ["top0.md"]  # no match: the cosine's
+    two = Rule(-math.inf, 1.0, 0.5, 0.5, 0.1, 0.5, alone=2, shared=True)
+    assert [h.path for h in fuse(near, stray, two, 5)] == ["m3.md", "top0.md"]
+    assert "(lexical matches included)" in fuse(near, {}, shared, 5)[0].why
+
+
 def test_a_confident_query_lifts_the_cap_and_widens_the_margin() -> None:
     rule = Rule(-math.inf, 0.03, 0.2, 0.5, 0.1, 0.2, alone=1, open_z=3.0, open_margin=0.12)
     flat = {f"m{i}.md": 0.1 + 0.002 * i for i in range(30)}
