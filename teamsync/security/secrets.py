@@ -618,14 +618,18 @@ def _generic_candidates(
         if inline_allow and doc.allowed(line_start, line_end):
             continue
         found[line_start] = (label, value)
+    read: dict[str, tuple[str, str] | None] = {}  # a line repeated in the text is read once
     for line_start, line_end in doc.anchor_spans(ids, 0) if prose else ():  # the label model
         if line_start in found or line_start in taken_lines:
             continue
-        for kind, value in _labels.candidates(text[line_start:line_end]):
-            if inline_allow and doc.allowed(line_start, line_end):
-                break
-            found[line_start] = (_labels.DETECTOR_KEYS[kind], value)
-            break
+        line = text[line_start:line_end]
+        if line in read:
+            first = read[line]
+        else:  # (the label model reads a line alone: the same line, the same reading)
+            first = read[line] = next(iter(_labels.candidates(line)), None)
+        if first is None or inline_allow and doc.allowed(line_start, line_end):
+            continue
+        found[line_start] = (_labels.DETECTOR_KEYS[first[0]], first[1])
     for line_start, kind, value in _labels.table_rows(text) if prose and "|" in text else ():
         if line_start in found or line_start in taken_lines:
             continue
