@@ -980,6 +980,8 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         value = match.group("uv")
         rest = line[: match.start()] + " " + line[match.end() :]
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
+            if value.count("-") >= 2 and _CACHE_KEY.fullmatch(value):
+                continue  # Linux-node-<sha256>: a cache key, by its shape
             yield "token", value
             return
     yield from _near(line, folded, [label for label in labels if label[2] != "login"], example)[:1]
