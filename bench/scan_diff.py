@@ -18,7 +18,7 @@ The sets:
   plus every plant of ``PLANTS`` (seeds 0-4), so a lost finding shows too;
 - ``multilingual``: ``bench/multilingual.py``'s tuned (seed 12, 3 renderings)
   and held-out (seed 99, 5 renderings) sets;
-- ``blind1``, ``blind2``: ``bench/secrets_ml_blind*/set.jsonl`` as
+- ``blind1``, ``blind2``, ``blind3``: ``bench/secrets_ml_blind*/set.jsonl`` as
   ``bench/multilingual_blind.py`` lays them out;
 - ``generated``: ``bench/scan.py``'s corpus (seed 1), ``--generated-mb`` MB;
 - ``real``: ``bench/scan_real.py``'s tree (this venv's stdlib and site-packages),
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-SETS = ("hard-negatives", "multilingual", "blind1", "blind2", "generated", "real")
+SETS = ("hard-negatives", "multilingual", "blind1", "blind2", "blind3", "generated", "real")
 WORKER = r"""
 import json, sys, time
 import teamsync
@@ -112,6 +112,8 @@ def build_sets(top: Path, names: list[str], generated_mb: float, real_mb: float 
             build_blind(root, "secrets_ml_blind")
         elif name == "blind2":
             build_blind(root, "secrets_ml_blind2")
+        elif name == "blind3":
+            build_blind(root, "secrets_ml_blind3")
         elif name == "generated":
             import scan
 
