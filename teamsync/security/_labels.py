@@ -374,7 +374,9 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
     "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน", "ตู้เซฟ")},
     # accounts: a shared or service account's ``user / password`` pair
     "accounts": {
-        "login": ("account", "service account", "konto", "kontot", "compte", "cuenta", "conta",
+        "login": ("service account", "shared account", "qa account", "qa-account", "test account",
+                  "admin account", "bot account", "ci account", "konto", "kontot", "compte",
+                  "cuenta", "conta compartilhada", "conta de serviço", "conta de qa",
                   "hesap", "hesabı", "hesabi", "аккаунт", "акаунт", "учётная запись",
                   "учетная запись", "обліковий запис", "アカウント", "अकाउंट", "खाता", "حساب",
                   "账户", "帳戶", "帐号", "帳号", "akun", "tài khoản"),
@@ -1326,6 +1328,8 @@ def _numbered_phrase(value: str) -> bool:
     if _NUMBERED_PHRASE.fullmatch(value) is None:
         return False
     return not any(word in _SLUG_WORDS for word in re.split(r"[-_.]", value.lower()))
+
+
 PASSPHRASE_MIN = 11
 """The shortest :data:`_PASSPHRASE` (three words of three letters, two separators)."""
 """A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
