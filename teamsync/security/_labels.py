@@ -1290,7 +1290,10 @@ _SLUG_WORDS = frozenset(
      "password", "passwords", "passwort", "login", "auth", "user", "users", "admin", "team",
      "office", "floor", "printer", "queue", "ops", "infra", "deploy", "staging", "prod", "dev",
      "main", "master", "update", "upgrade", "migration", "step", "steps", "part", "chapter",
-     "section", "version", "build", "job", "task", "sprint", "week", "plan", "spec", "template"}
+     "section", "version", "build", "job", "task", "sprint", "week", "plan", "spec", "template",
+     "change", "changes", "changelog", "log", "logs", "entry", "entries", "record", "item",
+     "items", "list", "folder", "file", "files", "note", "vault", "access", "guest", "network",
+     "shared", "logins", "account", "accounts"}
 )  # fmt: skip
 
 

@@ -83,6 +83,7 @@ NEGATIVES = [
     "- node_modules önbellek anahtarı: v5-deps-{h64}",
     "- branch for the password reset fix: fix-reset-email-41",
     "- password rotation runbook: ops.runbooks.rotation.2",
+    "- 密码已轮换，记录在 change-log-entry-17",
     "- the password reset bug is tracked as issue-4821",
     "- Contraseña cambiada, ver el ticket soporte-8812",
     "- Password hashing: bcrypt-12 rounds, never lower",
