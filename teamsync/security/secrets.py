@@ -565,10 +565,12 @@ def _generic_line_matches(
             # an ASCII span: the anchor pass found every label word on it, and only the
             # foreign heads that are ASCII can be there
             words = english[bisect.bisect_left(english, start) : bisect.bisect_left(english, end)]
+            lo, hi = bisect.bisect_left(foreign, start), bisect.bisect_left(foreign, end)
+            if not words and lo == hi:
+                continue  # no label can start here (the line's anchors are the label model's)
             if words and not backwards:
                 backwards = text[::-1]
             heads = _run_heads(text, backwards, start, words) if words else set()
-            lo, hi = bisect.bisect_left(foreign, start), bisect.bisect_left(foreign, end)
             yield from _matches_at(text, end, heads, set(foreign[lo:hi]), ascii_span=True)
         else:
             yield from _generic_matches(text, start, end)
