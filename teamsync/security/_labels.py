@@ -372,6 +372,15 @@ _MORE_LABELS: dict[str, dict[str, tuple[str, ...]]] = {
         "token": ("權杖", "金鑰", "密鑰", "存取金鑰", "api 金鑰", "sk"),
     },
     "th": {"pin": ("รหัสสำรอง", "รหัสกู้คืน", "ตู้เซฟ")},
+    # accounts: a shared or service account's ``user / password`` pair
+    "accounts": {
+        "login": ("service account", "shared account", "qa account", "qa-account", "test account",
+                  "admin account", "bot account", "ci account", "konto", "kontot", "compte",
+                  "cuenta", "conta compartilhada", "conta de serviço", "conta de qa",
+                  "hesap", "hesabı", "hesabi", "аккаунт", "акаунт", "учётная запись",
+                  "учетная запись", "обліковий запис", "アカウント", "अकाउंट", "खाता", "حساب",
+                  "账户", "帳戶", "帐号", "帳号", "akun", "tài khoản"),
+    },
     # safes, padlocks and lockers: the code near them is theirs
     "safes": {
         "pin": ("safe code", "safe combination", "padlock code", "padlock", "combination lock",
@@ -573,7 +582,8 @@ _DIGEST_WORDS = _r(
     r"|แฮช|تجزئة|ダイジェスト|다이제스트|摘要|дайджест|コミット|커밋|提交|коммит|कमिट|คอมมิต"
     r"|リクエスト|요청|请求|запрос|अनुरोध|คำขอ|طلب|request|trace|span|build|petici[oó]n|solicitud"
     r"|requête|requete|richiesta|requisição|requisicao|anfrage|verzoek|żądani|zadani|istek"
-    r"|permintaan|yêu cầu|öffentlich|pública|publica|pubblica|publique|publiek|publiczn|公開|공개"
+    r"|permintaan|yêu cầu|idempot|идемпотент|ідемпотент|幂等|冪等|べき等|멱등|lũy đẳng|correlat|corrélat"
+    r"|korrelat|korelac|корреляц|кореляц|相关|相關|相関|상관|dedup|كاش|önbellek|öffentlich|pública|publica|pubblica|publique|publiek|publiczn|公開|공개"
     r"|公钥|公鑰|публичн|открыт|सार्वजनिक|สาธารณะ|العام|genel anahtar|công khai|kunci publik)"
 )
 _EXAMPLE = _r(
@@ -626,6 +636,13 @@ _UUID = _r(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-f
 _JOINED_WORDS = _r(r"[A-Za-z]+(?:[-_.:/][A-Za-z]+)+|[A-Z][a-z]*(?:-[A-Z][a-z]*)+-\d{1,4}")
 _KWARG = _r(r"[a-z_][a-z_\-]{2,}=(?:[a-z_]+|\d+|True|False|None)")
 _PREFIXED_UUID = _r(r"[a-z]{2,6}[-_]" + _UUID.pattern)
+_CACHE_KEY = _r(
+    r"(?:[\w.]{1,24}-)*[A-Za-z]{3,}(?:-[\w.]{1,24})*-"
+    r"(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{128})"
+)
+"""A cache key by its shape (``v4-deps-<sha256>``, ``Linux-node-<hash>``: actions/cache):
+dash-joined parts, one of them a word, then a digest. Two parts at least before the digest
+(``pul-<hex40>``, one part, is a token)."""
 _PUBLIC_ID = _r(
     r"(?:cus|price|prod|sub|si|pi|ch|in|ii|acct|evt|txn|po|pm|seti|src|card|ba|py|re|tr|plan"
     r"|inv|cs|prom|promo|coupon|ord|order|quote|file|link|plink|bpc|ich|ca|cn|dp|du|ic|il"
@@ -690,6 +707,8 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False
     if any(c.isspace() or c in "()[]{}<>\"'`" for c in value) or _TEMPLATE.search(value):
         return False
+    if value[0] == "-" and value[1:].isalpha():
+        return False  # `password123`-Defaults: a compound's tail, glued to the label by a dash
     if kind == "pin" and _digit_code(value):
         digits = value.rstrip("*#").replace("-", "")
         return 4 <= len(digits) <= 12 and len(set(digits)) > 2 and not _SEQUENTIAL.match(digits)
@@ -724,6 +743,13 @@ def credential_value(value: str, kind: str, *, example: bool = False) -> bool:
         return False  # a public address, id or publishable key; a key's fingerprint
     if _SRI.fullmatch(value) or _FAKE.search(value):
         return False  # an integrity hash; a value that says it is fake
+    if value.count("-") >= 2 and _CACHE_KEY.fullmatch(value):
+        return False  # v4-deps-<sha256>: a cache key (parts, then a digest)
+    if _NUMBERED_PHRASE.fullmatch(value) and not _numbered_phrase(value):
+        return False  # fix-reset-email-41: a branch's or a page's slug
+    human = _HUMAN_PASSWORD.fullmatch(value)
+    if human is not None and human.group("word").lower() in _SLUG_WORDS | _TECH_WORDS:
+        return False  # bcrypt-12, varchar-255, days-90: a setting, not a password
     if "@" in value and re.fullmatch(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", value):
         return False  # an e-mail address
     if re.search(r"&[A-Za-z_]\w{2,}=", value) or _camel_words(value):
@@ -920,9 +946,9 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         labels.append(
             (start, end, kinds.get(re.sub(r"[ \t\-_]+", " ", match.group("label")), "token"))
         )
-    for _, end, kind in labels:
+    for start, end, kind in labels:
         if kind == "login":  # Admin-Zugang: admin / V, 管理画面のログインは admin / V です
-            login_value = _login_pair(line, end, example)
+            login_value = _login_pair(line, start, end, example)
             if login_value is not None:
                 yield "password", login_value
                 return
@@ -956,6 +982,8 @@ def _candidates(line: str) -> Iterator[tuple[str, str]]:
         value = match.group("uv")
         rest = line[: match.start()] + " " + line[match.end() :]
         if _provider_token(value) and _TOKEN_WORDS.search(rest) and not _DIGEST_WORDS.search(rest):
+            if value.count("-") >= 2 and _CACHE_KEY.fullmatch(value):
+                continue  # Linux-node-<sha256>: a cache key, by its shape
             yield "token", value
             return
     yield from _near(line, folded, [label for label in labels if label[2] != "login"], example)[:1]
@@ -1189,6 +1217,8 @@ def _may_judge(value: str, kind: str | None) -> bool:
         return True
     if kind is not None and kind not in STRONG or value.isalpha():
         return False
+    if value.islower() and len(value) <= 19 and (value[-1:].isdigit() or not value[-1:].isalnum()):
+        return _HUMAN_PASSWORD.fullmatch(value) is not None  # pepper*32, kiwi#862
     return not (value.islower() or value.isupper())  # (no cased letter: neither is True)
 
 
@@ -1197,6 +1227,8 @@ def _judge(
 ) -> str | None:
     """The kind a word near a label of ``kind`` is a credential of, or None. A UUID is an id
     unless its label comes first (``secret key <uuid>``, not ``<uuid> … storage keys``)."""
+    if kind in ("password", "secret") and _numbered_phrase(value):
+        kind = "phrase"
     if kind == "phrase":
         if _PASSPHRASE.fullmatch(value):
             return DIRECT_KIND if credential_value(value, "phrase", example=example) else None
@@ -1223,6 +1255,10 @@ def _judge(
         return DIRECT_KIND if kind == "secret" or not example else None
     if _NAMESPACED.fullmatch(value) or _FINGERPRINT.match(value):
         return None
+    if kind in ("password", "secret") and _human_password(value):
+        if digest and not after_label:
+            return None
+        return kind if credential_value(value, "password", example=example) else None
     if kind in STRONG and _password_shaped(value) and not _word_with_digit(value):
         if digest and not after_label:
             return None  # <id>, секрет в Lockbox: on a line naming an id, the label comes first
@@ -1236,7 +1272,67 @@ def _judge(
 
 
 _DIGIT_CODE = _r(r"\d{4,12}[*#]?|\d{3,5}(?:-\d{3,5}){1,3}")
-_PASSPHRASE = _r(r"[a-z]{3,12}\d{0,4}(?:[-_.][a-z]{3,12}\d{0,4}){2,7}")
+_PASSPHRASE = _r(r"[a-z]{3,12}\d{0,4}(?:[-_.][a-z]{3,12}\d{0,4}){2,7}(?:[-_.]\d{1,4})?")
+_NUMBERED_PHRASE = _r(
+    r"[a-z]{3,12}(?P<sep>[-_.])[a-z]{3,12}(?:(?P=sep)[a-z]{3,12}){1,6}(?P=sep)\d{1,4}"
+)
+"""A passphrase a password manager makes (``fjord-comet-sierra-60``, ``pixel.thistle.falcon.56``):
+three or more lower-case words and a number, one separator throughout. Under a password
+label it is the password, near or far (a word list without the number is not taken there).
+A slug of a page, a branch or a runbook (``fix-reset-email-41``, ``ops.runbooks.rotation.2``)
+is made of the words :data:`_SLUG_WORDS` holds and is not one."""
+_SLUG_WORDS = frozenset(
+    {"fix", "fixes", "hotfix", "feat", "feature", "bug", "bugfix", "branch", "release", "draft",
+     "doc", "docs", "wiki", "page", "pages", "notes", "readme", "guide", "howto", "runbook",
+     "runbooks", "policy", "policies", "rule", "rules", "regeln", "reset", "rotation", "rotate",
+     "email", "mail", "ticket", "issue", "issues", "config", "setup", "test", "tests", "intern",
+     "internal", "security", "sicherheit", "securite", "seguridad", "sicurezza", "mots", "passe",
+     "password", "passwords", "passwort", "login", "auth", "user", "users", "admin", "team",
+     "office", "floor", "printer", "queue", "ops", "infra", "deploy", "staging", "prod", "dev",
+     "main", "master", "update", "upgrade", "migration", "step", "steps", "part", "chapter",
+     "section", "version", "build", "job", "task", "sprint", "week", "plan", "spec", "template",
+     "change", "changes", "changelog", "log", "logs", "entry", "entries", "record", "item",
+     "items", "list", "folder", "file", "files", "note", "vault", "access", "guest", "network",
+     "shared", "logins", "account", "accounts"}
+)  # fmt: skip
+
+
+_HUMAN_PASSWORD = _r(
+    r"(?P<word>[A-Za-z][A-Za-z0-9@$]{2,11})(?P<mark>[-_.!?#$%&*+=@~^]{1,2})\d{2,5}"
+    r"(?P<tail>[-_.!?#$%&*+=@~^]{0,2})"
+)
+"""A password as people make one, lower case allowed: a word (``pepper``, ``tig3r``,
+``qu@rtz``), a mark and a number (``pepper*32``, ``kiwi#862``, ``lem0n.5313``). Under a password
+label, near or far, it is the password; an algorithm's or a slug's word with a number
+(``aes-256``, ``bcrypt-12``, ``issue-42``) is not."""
+_TECH_WORDS = frozenset(
+    {"aes", "rsa", "dsa", "ecdsa", "bcrypt", "scrypt", "argon", "argon2", "pbkdf", "pbkdf2",
+     "hmac", "des", "utf", "iso", "rfc", "tls", "ssl", "http", "https", "port", "min", "max",
+     "len", "length", "chars", "char", "room", "gate", "level", "round", "rounds", "cost",
+     "iter", "iterations", "bits", "bit", "node", "python", "java", "php", "ruby", "gcc", "pr",
+     "jira", "cve", "pep", "ubuntu", "debian", "alpine", "centos", "rhel", "windows", "macos",
+     "varchar", "int", "days", "day", "hours", "weeks", "months", "years", "zxcvbn"}
+)  # fmt: skip
+
+
+def _human_password(value: str) -> bool:
+    """:data:`_HUMAN_PASSWORD`, its word neither a slug's nor an algorithm's."""
+    match = _HUMAN_PASSWORD.fullmatch(value)
+    if match is None or sum(c.isalpha() for c in match.group("word")) < 3:
+        return False
+    word = match.group("word").lower()
+    if match.group("mark") in ("-", "_") and not match.group("tail") and word.isalpha():
+        return False  # issue-4821, soporte-8812, days-90: a ticket's or an item's id
+    return word not in _SLUG_WORDS and word not in _TECH_WORDS
+
+
+def _numbered_phrase(value: str) -> bool:
+    """:data:`_NUMBERED_PHRASE`, and none of its words a slug's (:data:`_SLUG_WORDS`)."""
+    if _NUMBERED_PHRASE.fullmatch(value) is None:
+        return False
+    return not any(word in _SLUG_WORDS for word in re.split(r"[-_.]", value.lower()))
+
+
 PASSPHRASE_MIN = 11
 """The shortest :data:`_PASSPHRASE` (three words of three letters, two separators)."""
 """A passphrase of three or more lower-case words joined by dashes (``coryar-teknox-tortek46``)."""
@@ -1286,11 +1382,17 @@ def _recovery_codes(line: str, matches: list[re.Match[str]], kinds: dict[str, st
     return ", ".join(codes) if len(codes) >= 2 else None
 
 
-def _login_pair(line: str, end: int, example: bool) -> str | None:
-    """The password of a ``user / password`` pair after an account's label."""
+def _login_pair(line: str, start: int, end: int, example: bool) -> str | None:
+    """The password of a ``user / password`` pair after an account's label, or just before
+    it (``sync_bot / V でログイン``, ``用 dev01 / V 登入``: the order of Japanese, Korean and
+    Chinese)."""
     pair = _LOGIN_PAIR.search(line, end, end + 80)
     if pair is None:
-        return None
+        before = [m for m in _LOGIN_PAIR.finditer(line, max(0, start - 80), start)
+                  if len(line[m.end() : start].strip()) <= 2]  # fmt: skip
+        if not before:
+            return None
+        pair = before[-1]
     quoted = pair.group("qv") is not None
     value = _clean(pair.group("qv") or pair.group("uv"), quoted)
     if not (_short_password(value) or _password_shaped(value)):
