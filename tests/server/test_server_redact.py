@@ -12,7 +12,7 @@ from teamsync.server.storage import Storage
 from testing.gitrepos import TEAMSYNC, memory
 from testing.server import app_for, make_rest_team, token_for, uvicorn_server
 
-DOOR = "the staging door code is 7781-4406\n"  # a secret the scanner has no rule for
+DOOR = "to open the staging door, knock twice and say marigold otter\n"  # no scanner rule
 
 
 def _redact(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -50,7 +50,7 @@ def test_the_operator_blanks_a_deleted_memorys_kept_text(
             "repo": "acme/widgets",
             "backend": "rest",
         }
-        assert "7781" not in done.stdout + done.stderr
+        assert "marigold" not in done.stdout + done.stderr
         assert storage.last_content("acme/widgets", "door.md") is None
         again = _redact(db_url, "--repo", "acme/widgets", "door.md")
         assert again.returncode == 1 and json.loads(again.stdout)["reason"] == "none"
@@ -60,7 +60,7 @@ def test_the_operator_blanks_a_deleted_memorys_kept_text(
         if db_url.startswith("sqlite:///"):  # the text is out of the file and its WAL
             db = Path(db_url.removeprefix("sqlite:///"))
             for part in (db, Path(f"{db}-wal")):
-                assert not part.exists() or b"7781-4406" not in part.read_bytes()
+                assert not part.exists() or b"marigold otter" not in part.read_bytes()
 
         # the tombstone and its checksum stay: the delete is still listed and told
         history = [h for h in storage.history("acme/widgets", after=0, limit=50)]
