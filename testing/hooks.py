@@ -12,9 +12,34 @@ from pathlib import Path
 from typing import Any
 
 from teamsync import _git as gitrun
+from teamsync.config import Settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = REPO_ROOT / "tests" / "hooks" / "payloads"
+
+
+class SessionPlaces:
+    """What a Claude Code session's tests know of it: ``home``, ``project`` (where the
+    session started) and ``memdir``; the environment a hook of it gets, and its
+    settings. Mixed into each test module's session class."""
+
+    home: Path
+    project: Path
+    memdir: Path
+
+    @property
+    def team(self) -> Path:
+        return self.memdir / "team"
+
+    def environ(self) -> dict[str, str]:
+        return {
+            "HOME": str(self.home),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "CLAUDE_PROJECT_DIR": str(self.project),
+        }
+
+    def settings(self) -> Settings:
+        return Settings.build(environ=self.environ(), cwd=self.project)
 
 
 def teamsync_bin() -> str:

@@ -32,14 +32,13 @@ from typing import Any
 import pytest
 
 from teamsync import _fastpath
-from teamsync.config import Settings
 from teamsync.hooks.bash import judge_bash
 from teamsync.hooks.claude_settings import hook_entry
 from teamsync.hooks.guard import evaluate
 from teamsync.hooks.places import resolve
 from teamsync.hooks.policy import HOOK_MARKER, guarded_files
 from teamsync.hooks.verify import check
-from testing.hooks import fake_github_token, git
+from testing.hooks import SessionPlaces, fake_github_token, git
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = fake_github_token(41)
@@ -134,7 +133,7 @@ def all_commands() -> list[str]:
 # --- a session ---
 
 
-class Session:
+class Session(SessionPlaces):
     """A project (git, one commit), its Claude Code memory dir with 40 memories, HOME."""
 
     def __init__(self, root: Path, wait: float = 0.2) -> None:
@@ -168,20 +167,6 @@ class Session:
         for path in [*self.team.rglob("*"), self.memdir / "teamsync.yaml"]:
             os.utime(path, (old, old))
         time.sleep(wait)
-
-    @property
-    def team(self) -> Path:
-        return self.memdir / "team"
-
-    def environ(self) -> dict[str, str]:
-        return {
-            "HOME": str(self.home),
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "CLAUDE_PROJECT_DIR": str(self.project),
-        }
-
-    def settings(self) -> Settings:
-        return Settings.build(environ=self.environ(), cwd=self.project)
 
     def payload(self, command: str = "ls -la", cwd: Path | None = None, **extra: Any) -> str:
         self.n += 1

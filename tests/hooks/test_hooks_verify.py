@@ -23,7 +23,7 @@ import pytest
 from teamsync.commands.guard import run_event
 from teamsync.config import Settings
 from teamsync.memdir.paths import memory_dir
-from testing.hooks import fake_github_token, git, make_repo, run_teamsync
+from testing.hooks import SessionPlaces, fake_github_token, git, make_repo, run_teamsync
 
 TOKEN = fake_github_token(23)
 HALF = len(TOKEN) // 2
@@ -32,27 +32,13 @@ NO_HINTS = ("allow", "pragma", "baseline", "ignore", "bypass")
 
 
 @dataclass
-class Box:
+class Box(SessionPlaces):
     """One session: a project (no git), its Claude Code memory dir, a HOME."""
 
     root: Path
     home: Path
     project: Path
     memdir: Path
-
-    @property
-    def team(self) -> Path:
-        return self.memdir / "team"
-
-    def environ(self) -> dict[str, str]:
-        return {
-            "HOME": str(self.home),
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "CLAUDE_PROJECT_DIR": str(self.project),
-        }
-
-    def settings(self) -> Settings:
-        return Settings.build(environ=self.environ(), cwd=self.project)
 
     def hook(self, event: str, payload: dict[str, Any]) -> dict[str, Any] | None:
         out, err = io.StringIO(), io.StringIO()
