@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl
 
 from fastapi import FastAPI
 from fastapi.security import HTTPAuthorizationCredentials
+from fastapi.security.utils import get_authorization_scheme_param
 from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 
@@ -124,10 +125,8 @@ def put_head(scope: Scope) -> PutHead | str:
 
 
 def _bearer(authorization: str | None) -> HTTPAuthorizationCredentials | None:
-    if not authorization:
-        return None
-    scheme, _, param = authorization.partition(" ")
-    credentials = param.strip()
+    """The credentials as FastAPI's ``HTTPBearer`` reads them (``auto_error=False``)."""
+    scheme, credentials = get_authorization_scheme_param(authorization)
     if not (scheme and credentials) or scheme.lower() != "bearer":
         return None
     return HTTPAuthorizationCredentials(scheme=scheme, credentials=credentials)
